@@ -1,0 +1,30 @@
+import type { Resources } from './resources.ts';
+
+export type NodeState = 'ready' | 'cordoned' | 'down';
+
+export interface ClusterNode {
+  name: string;
+  capacity: Resources;
+  gpu_model: string | null;
+  labels: Record<string, string>;
+  state: NodeState;
+}
+
+export const REPLICA_STATES = ['pending', 'starting', 'ready', 'draining', 'stopped', 'failed'] as const;
+export type ReplicaState = (typeof REPLICA_STATES)[number];
+
+/** Replicas in these states hold their resources (POLICY.md: from placed until stopped). */
+export const ACTIVE_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready', 'draining'];
+/** Replicas in these states count toward a model's capacity at SLO. */
+export const SERVING_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready'];
+
+export interface Replica {
+  id: string;
+  model: string;
+  profile: string;
+  node: string;
+  resources: Resources;
+  state: ReplicaState;
+  /** Milliseconds since the epoch; orders replicas oldest first. */
+  created_at: number;
+}

@@ -1,0 +1,43 @@
+import type { Resources } from './resources.ts';
+import type { ScopeKey } from './scope.ts';
+
+export type EngineKind = 'vllm' | 'llama.cpp' | 'sim' | 'command';
+
+export interface Profile {
+  name: string;
+  /** Higher is tried first. */
+  priority: number;
+  resources: Resources;
+  gpu_model?: string;
+  /** In-flight requests one replica serves until the profile is measured. */
+  default_concurrency?: number;
+  engine?: { kind: EngineKind } & Record<string, unknown>;
+}
+
+export interface Model {
+  name: string;
+  owner: ScopeKey | null;
+  min_replicas: number;
+  max_replicas: number;
+  target_tokens_per_sec?: number;
+  profiles: Profile[];
+}
+
+export interface Measurement {
+  model: string;
+  profile: string;
+  max_concurrency_at_slo: number;
+  throughput_tok_per_sec: number;
+  slo: { ttft_p95_ms?: number; tpot_p95_ms?: number };
+  points?: { concurrency: number; ttft_p95_ms: number; tpot_p95_ms: number; tok_per_sec: number }[];
+  tool?: string;
+  measured_at: string;
+}
+
+/** Requests in flight for a model, summed over the latest report of each source. */
+export interface Load {
+  in_flight: number;
+  waiting: number;
+  /** When the newest report that counts was made (ms since epoch). */
+  reported_at: number;
+}

@@ -1,0 +1,49 @@
+import type { ClusterNode, Replica } from './cluster.ts';
+import type { Load, Measurement, Model } from './model.ts';
+import type { Quota } from './quota.ts';
+import type { Scope } from './scope.ts';
+
+/** Tunables of the decisions; env names in ARCHITECTURE.md. */
+export interface PolicySettings {
+  /** How long `L <= 0.7 (C - c(r))` must hold before a replica is taken back (LLMGW_SCALE_DOWN_WINDOW_S). */
+  scaleDownWindowMs: number;
+  /** Load reports older than this count as unknown (LLMGW_LOAD_STALE_S). */
+  loadStaleMs: number;
+  /** Concurrency of a profile that is neither measured nor declares one. */
+  defaultConcurrency: number;
+}
+
+export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
+  scaleDownWindowMs: 120_000,
+  loadStaleMs: 60_000,
+  defaultConcurrency: 8,
+};
+
+/**
+ * Everything a decision looks at, read at one moment. Decisions are pure functions of it
+ * (plus the model's own memory), the way Kueue decides on its cache snapshot.
+ */
+export interface Snapshot {
+  /** Milliseconds since the epoch: the policy has no clock of its own. */
+  now: number;
+  scopes: Scope[];
+  quotas: Quota[];
+  models: Model[];
+  measurements: Measurement[];
+  nodes: ClusterNode[];
+  /** All replicas, including stopped and failed ones (they hold nothing). */
+  replicas: Replica[];
+  /** Latest load of each model, by model name; absent = never reported. */
+  load: Record<string, Load>;
+  settings: PolicySettings;
+}
+
+/** What one model's reconciler carries from pass to pass (kept in the workflow). */
+export interface ModelMemory {
+  /** Since when the scale-down condition has held without a break; null when it does not hold. */
+  scaleDownSince: number | null;
+  /** Profiles backed off after failed starts: profile name -> until when (ms since epoch). */
+  backedOffUntil: Record<string, number>;
+}
+
+export const EMPTY_MEMORY: ModelMemory = { scaleDownSince: null, backedOffUntil: {} };
