@@ -21,6 +21,8 @@ export interface Model {
   max_replicas: number;
   target_tokens_per_sec?: number;
   profiles: Profile[];
+  /** Set while the model's replicas drain before it is removed. */
+  deleting?: boolean;
 }
 
 export interface Measurement {

@@ -7,16 +7,17 @@ export type Dimension = (typeof DIMENSIONS)[number];
 /** GPUs, cores and memory. In a quota an absent dimension is not set: no guarantee, no limit on it. */
 export type Resources = Partial<Record<Dimension, number>>;
 
-const amount = (what: string) =>
+/** Messages are completed with the field's path by the API ("guarantee.gpus must be a whole number"). */
+const amount = () =>
   z
-    .number({ error: `${what} must be a number` })
-    .finite({ error: `${what} must be a finite number` })
-    .min(0, { error: `${what} must not be negative` });
+    .number({ error: 'must be a number' })
+    .finite({ error: 'must be a finite number' })
+    .min(0, { error: 'must not be negative' });
 
 export const ResourcesSchema = z
   .strictObject({
-    gpus: amount('gpus').int({ error: 'gpus must be a whole number' }).optional(),
-    cores: amount('cores').optional(),
-    memory_gib: amount('memory_gib').optional(),
+    gpus: amount().int({ error: 'must be a whole number' }).optional(),
+    cores: amount().optional(),
+    memory_gib: amount().optional(),
   })
   .openapi('Resources', { example: { gpus: 8, cores: 64, memory_gib: 512 } });

@@ -1,0 +1,130 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { ClusterDriver } from '../cluster/driver.ts';
+import type { Config } from '../config.ts';
+import type { Decision } from '../domain/decision.ts';
+import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
+import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
+import { decideModel } from '../policy/decide.ts';
+import { startable } from '../policy/reservation.ts';
+import { buildView } from '../policy/view.ts';
+import type { Sql } from '../store/db.ts';
+import { guarded } from '../store/db.ts';
+import { recordDecision } from '../store/decisions.ts';
+import { removeModel } from '../store/models.ts';
+import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
+import { reserve } from '../store/reservations.ts';
+import { readLiveState } from '../store/snapshot.ts';
+import type { PolicyCache } from './policy-cache.ts';
+
+export interface ActivityDeps {
+  sql: Sql;
+  driver: ClusterDriver;
+  policyCache: PolicyCache;
+  config: Pick<Config, 'policy' | 'resyncMs'>;
+  now?: () => number;
+  /** Called with every decision recorded (metrics). */
+  onDecision?: (decision: Decision, passSeconds: number) => void;
+}
+
+export interface PassPlan {
+  exists: true;
+  deleting: boolean;
+  owner: string | null;
+  decision: Decision;
+  /** Reserved replicas of the model that may start now. */
+  startable: string[];
+  backedOffUntil: Record<string, number>;
+  resyncMs: number;
+}
+
+/** The reconciler's activities. Each one is idempotent: Temporal may run it again after a failure. */
+export function createActivities(deps: ActivityDeps) {
+  const { sql, driver, config } = deps;
+  const now = deps.now ?? Date.now;
+
+  const snapshotNow = async (policyChangedAt?: number): Promise<Snapshot> => {
+    const at = now();
+    const [policy, live] = await Promise.all([
+      deps.policyCache.get(policyChangedAt),
+      readLiveState(sql, at, config.policy),
+    ]);
+    return { now: at, settings: config.policy, ...policy, ...live };
+  };
+
+  return {
+    /** Reads the state (the quota policy from the cache) and decides one step for the model. */
+    async planPass(input: { model: string; memory: ModelMemory; policyChangedAt?: number }): Promise<PassPlan | { exists: false }> {
+      return guarded(async () => {
+        const started = performance.now();
+        const snapshot = await snapshotNow(input.policyChangedAt);
+        const model = snapshot.models.find((m) => m.name === input.model);
+        if (!model) return { exists: false as const };
+        const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
+        const view = buildView(snapshot);
+        const decision = decideModel(view, model.name, { ...input.memory, backedOffUntil: backoff });
+        deps.onDecision?.(decision, (performance.now() - started) / 1000);
+        return {
+          exists: true as const,
+          deleting: model.deleting ?? false,
+          owner: model.owner,
+          decision,
+          startable: startable(view, model.name),
+          backedOffUntil: backoff,
+          resyncMs: config.resyncMs,
+        };
+      });
+    },
+
+    /** Commits a place or reclaim decision (one transaction; a refusal is a normal answer). */
+    async reserveReplica(input: { decision: Decision; replicaId: string }) {
+      if (input.decision.action !== 'place' && input.decision.action !== 'reclaim') {
+        throw ApplicationFailure.nonRetryable(`cannot reserve for a ${input.decision.action} decision`, 'BadInput');
+      }
+      const reservation = await guarded(() => reserve(sql, input.decision, input.replicaId, config.policy, now()));
+      if (reservation.reserved) {
+        for (const victim of input.decision.victims ?? []) {
+          const replica = await getReplica(sql, victim.replica);
+          if (replica?.state === 'draining') await driver.drain(replica);
+        }
+      }
+      return reservation;
+    },
+
+    /** Starts a reserved replica through the driver; nothing happens when it already started. */
+    async startReplica(input: { replicaId: string }) {
+      await guarded(async () => {
+        const replica = await getReplica(sql, input.replicaId);
+        if (replica?.state === 'pending') await driver.start(replica);
+      });
+    },
+
+    /** Drains replicas (scale-down); each stops after its grace period. */
+    async drainReplicas(input: { replicaIds: string[]; reason: string }) {
+      await guarded(async () => {
+        for (const id of input.replicaIds) {
+          await transition(sql, id, ['pending', 'starting', 'ready'], 'draining', input.reason);
+          const replica = await getReplica(sql, id);
+          if (replica?.state === 'draining') await driver.drain(replica);
+        }
+      });
+    },
+
+    /** Drains every replica of a deleted model; removes the model once none holds room. True when gone. */
+    async drainModel(input: { model: string }) {
+      return guarded(async () => {
+        const active = await listReplicas(sql, { model: input.model, activeOnly: true });
+        for (const replica of active) {
+          if (await transition(sql, replica.id, ['pending', 'starting', 'ready'], 'draining', 'the model was deleted')) {
+            await driver.drain(replica);
+          }
+        }
+        return removeModel(sql, input.model);
+      });
+    },
+
+    /** Records the decision; a pass that changed nothing and says what the last one said is not repeated. */
+    async recordDecision(input: { decision: Decision; replica?: string; skipIfUnchanged: boolean }) {
+      await guarded(() => recordDecision(sql, input.decision, input.replica, input.skipIfUnchanged));
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { Sql } from '../store/db.ts';
+import { type QuotaPolicy, readQuotaPolicy } from '../store/snapshot.ts';
+
+export interface PolicyCacheEvents {
+  /** A read failed and the last good policy is used instead. */
+  onStale?(error: unknown, ageMs: number): void;
+  onRead?(): void;
+}
+
+/**
+ * The quota policy and measurements, read from the store at most every `refreshMs` per worker and at
+ * once after a change. When the store fails, the last good policy is kept (a database hiccup drops no
+ * guarantee or limit) and the store is not asked again before `refreshMs` has passed.
+ */
+export class PolicyCache {
+  private value: QuotaPolicy | null = null;
+  private readAt = Number.NEGATIVE_INFINITY;
+  private failedAt = Number.NEGATIVE_INFINITY;
+  private reading: Promise<QuotaPolicy> | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly refreshMs: number,
+    private readonly events: PolicyCacheEvents = {},
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** The policy, re-read when older than the refresh period or than `changedAt` (a change signal). */
+  async get(changedAt = Number.NEGATIVE_INFINITY): Promise<QuotaPolicy> {
+    const now = this.clock();
+    const fresh = now - this.readAt < this.refreshMs && this.readAt >= changedAt;
+    const resting = now - this.failedAt < this.refreshMs;
+    if (this.value && (fresh || resting)) return this.value;
+    this.reading ??= readQuotaPolicy(this.sql).finally(() => {
+      this.reading = null;
+    });
+    try {
+      this.value = await this.reading;
+      this.readAt = now;
+      this.failedAt = Number.NEGATIVE_INFINITY;
+      this.events.onRead?.();
+      return this.value;
+    } catch (error) {
+      if (!this.value) throw error;
+      this.failedAt = now;
+      this.events.onStale?.(error, now - this.readAt);
+      return this.value;
+    }
+  }
+
+  /** How old the policy in use is (ms); Infinity before the first read. */
+  age(): number {
+    return this.clock() - this.readAt;
+  }
+}

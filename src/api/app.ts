@@ -1,0 +1,49 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
+import { StoreUnavailable, isConnectionError } from '../store/db.ts';
+import type { ApiDeps } from './deps.ts';
+import { docsPage } from './docs.ts';
+import { errorBody, toErrorResponse, validationHook } from './http.ts';
+import { healthRoutes } from './routes/health.ts';
+import { modelsRouter } from './routes/models.ts';
+import { nodesRouter } from './routes/nodes.ts';
+import { quotasRouter } from './routes/quotas.ts';
+import { replicasRouter } from './routes/replicas.ts';
+import { tenancyRouter } from './routes/tenancy.ts';
+import { treeRouter } from './routes/tree.ts';
+
+/** The HTTP API of API.md: one router per resource under /api/v1, its OpenAPI document and docs. */
+export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) {
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  healthRoutes(app, deps);
+
+  for (const router of [tenancyRouter, treeRouter, quotasRouter, modelsRouter, nodesRouter, replicasRouter]) {
+    app.route('/api/v1', router(deps));
+  }
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'llmgw API',
+      version: '1',
+      description: 'Quotas, models and the cluster of the llmgw control plane. Errors are {"error": "<one sentence>"}.',
+    },
+  });
+  app.get('/docs', (c) => c.html(docsPage));
+
+  app.notFound((c) => c.json(errorBody(`there is no ${c.req.method} ${c.req.path}; see /docs`), 404));
+  app.onError((error, c: Context) => {
+    const known = toErrorResponse(error, c);
+    if (known) return known;
+    if (error instanceof InvalidInput) return c.json(errorBody(error.message), 400);
+    if (error instanceof NotFound) return c.json(errorBody(error.message), 404);
+    if (error instanceof Conflict) return c.json(errorBody(error.message), 409);
+    if (error instanceof StoreUnavailable || isConnectionError(error)) {
+      return c.json(errorBody('the store (Postgres) is unreachable; try again shortly'), 503);
+    }
+    log.error(`${c.req.method} ${c.req.path} failed:`, error);
+    return c.json(errorBody('the request failed inside llmgw; the error is in its log'), 500);
+  });
+  return app;
+}

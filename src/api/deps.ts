@@ -1,0 +1,13 @@
+import type { PolicySettings } from '../domain/snapshot.ts';
+import type { Sql } from '../store/db.ts';
+import type { Reconcilers } from '../workflows/client.ts';
+
+/** What the HTTP API works with; the app is built from these so tests can hand in their own. */
+export interface ApiDeps {
+  sql: Sql;
+  reconcilers: Reconcilers;
+  /** Resolves when Temporal answers; rejects (or false) when it does not. */
+  temporalReachable: () => Promise<boolean>;
+  policy: PolicySettings;
+  now?: () => number;
+}

@@ -1,0 +1,70 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+
+/** An answer other than success: a status and one sentence a person can act on. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const errorBody = (message: string) => ({ error: message });
+
+/** One sentence for the first problem zod found, naming the field. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((key) => `"${key}"`).join(', ');
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${path ? ` in ${path}` : ''}`;
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path || 'the body'} is required`;
+  if (issue.code === 'invalid_type') return `${path || 'the body'} must be ${article(issue.expected)}`;
+  return path ? `${path} ${issue.message}` : issue.message;
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
+/** The hook every route's validation reports through: 400 with one sentence. */
+export function validationHook(result: { success: boolean; error?: z.ZodError }, c: Context) {
+  if (!result.success && result.error) {
+    return c.json(errorBody(describeIssue(result.error.issues[0])), 400);
+  }
+}
+
+/**
+ * Bounds, checks and parses a JSON body before validation, so that a too large, non-JSON or malformed
+ * body gets its own clear answer (and never reaches a handler).
+ */
+export function jsonBody(maxBytes: number): MiddlewareHandler {
+  return async (c, next) => {
+    const type = c.req.header('content-type') ?? '';
+    if (!/^application\/([\w.-]+\+)?json\b/i.test(type.split(';')[0].trim())) {
+      throw new ApiError(400, 'send the body as JSON, with Content-Type: application/json');
+    }
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
+    if (declared > maxBytes) throw tooLarge(maxBytes);
+    const raw = await c.req.raw.clone().arrayBuffer();
+    if (raw.byteLength > maxBytes) throw tooLarge(maxBytes);
+    try {
+      JSON.parse(new TextDecoder().decode(raw));
+    } catch (error) {
+      throw new ApiError(400, `the request is not valid JSON: ${(error as Error).message}`);
+    }
+    await next();
+  };
+}
+
+const tooLarge = (maxBytes: number) =>
+  new ApiError(413, `the body is larger than ${Math.round(maxBytes / 1024)} KiB, the most this endpoint takes`);
+
+/** Turns anything thrown into the API's error shape; statuses other than 5xx carry their own sentence. */
+export function toErrorResponse(error: unknown, c: Context) {
+  if (error instanceof ApiError) return c.json(errorBody(error.message), error.status);
+  if (error instanceof HTTPException) return c.json(errorBody(error.message || 'the request was refused'), error.status);
+  return null;
+}

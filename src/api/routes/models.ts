@@ -1,0 +1,250 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { REPLICA_STATES, SERVING_STATES } from '../../domain/cluster.ts';
+import { NotFound } from '../../domain/errors.ts';
+import type { Model } from '../../domain/model.ts';
+import { ResourcesSchema } from '../../domain/resources.ts';
+import { displayName } from '../../domain/scope-names.ts';
+import { concurrencyOf } from '../../policy/profiles.ts';
+import { isEmpty } from '../../policy/resources.ts';
+import { latestDecisions, listDecisions } from '../../store/decisions.ts';
+import { getModel, listModels, markDeleting, putModel, setOwner } from '../../store/models.ts';
+import { readSnapshot } from '../../store/snapshot.ts';
+import type { ApiDeps } from '../deps.ts';
+import { ApiError, jsonBody } from '../http.ts';
+import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
+import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { resolveOrRefuse } from '../scopes.ts';
+
+const MODEL_BODY_LIMIT = 256 * 1024;
+const OWNER_BODY_LIMIT = 4 * 1024;
+
+const EngineSchema = z
+  .looseObject({ kind: z.enum(['vllm', 'llama.cpp', 'sim', 'command']) })
+  .openapi('Engine', { description: 'How to start the profile; fields beyond kind are the engine\'s own' });
+
+const ProfileSchema = z
+  .strictObject({
+    name: ObjectNameSchema,
+    priority: z.number().int().min(-1000).max(1000).default(0),
+    resources: ResourcesSchema,
+    gpu_model: z.string().min(1).max(63).optional(),
+    default_concurrency: z.number().int().min(1).max(1_000_000).optional(),
+    engine: EngineSchema.optional(),
+  })
+  .openapi('Profile');
+
+const ModelInputSchema = z
+  .strictObject({
+    owner: ScopeRefSchema.optional(),
+    min_replicas: z.number().int().min(0).max(10_000).default(0),
+    max_replicas: z.number().int().min(1).max(10_000),
+    target_tokens_per_sec: z.number().positive().finite().optional(),
+    profiles: z.array(ProfileSchema).min(1, { error: 'needs at least one profile' }).max(32),
+  })
+  .openapi('ModelInput');
+
+const DecisionSchema = z
+  .object({
+    at: z.string(),
+    action: z.string(),
+    reason: z.string(),
+    replica: z.string().optional(),
+    profile: z.string().optional(),
+    node: z.string().optional(),
+    inputs: z.record(z.string(), z.unknown()),
+  })
+  .openapi('Decision');
+
+const ModelViewSchema = z
+  .object({
+    name: z.string(),
+    owner: z.string().nullable(),
+    owner_name: z.string().nullable(),
+    min_replicas: z.number(),
+    max_replicas: z.number(),
+    target_tokens_per_sec: z.number().optional(),
+    replicas: z.record(z.string(), z.number()),
+    in_flight: z.number().nullable(),
+    capacity_at_slo: z.number(),
+    status: z.string(),
+    last_decision: DecisionSchema.nullable(),
+  })
+  .openapi('ModelSummary');
+
+const ReplicaSchema = z.object({
+  id: z.string(),
+  profile: z.string(),
+  node: z.string(),
+  resources: ResourcesSchema,
+  state: z.string(),
+  created_at: z.string(),
+});
+
+const ModelDetailSchema = ModelViewSchema.extend({
+  profiles: z.array(ProfileSchema),
+  replicas_list: z.array(ReplicaSchema),
+  decisions: z.array(DecisionSchema),
+}).openapi('Model');
+
+const NameParam = z.object({ name: ObjectNameSchema });
+
+export function modelsRouter(deps: ApiDeps) {
+  const app = newRouter();
+  const { sql } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** The list view of models: replica counts, load and capacity at SLO, the newest decision. */
+  const summaries = async (names?: string[]) => {
+    const snapshot = await readSnapshot(sql, now(), deps.policy);
+    const models = await listModels(sql, names);
+    const last = await latestDecisions(sql, models.map((model) => model.name));
+    const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
+    return models.map((model) => {
+      const replicas = snapshot.replicas.filter((replica) => replica.model === model.name);
+      const counts = Object.fromEntries(REPLICA_STATES.filter((s) => s !== 'stopped' && s !== 'failed').map((s) => [s, 0]));
+      for (const replica of replicas) counts[replica.state]++;
+      const measured = new Map(
+        snapshot.measurements.filter((m) => m.model === model.name).map((m) => [m.profile, m]),
+      );
+      const capacity = replicas
+        .filter((replica) => SERVING_STATES.includes(replica.state))
+        .reduce((total, replica) => {
+          const profile = model.profiles.find((p) => p.name === replica.profile);
+          return total + (profile ? concurrencyOf(profile, measured.get(profile.name), snapshot.settings) : 0);
+        }, 0);
+      const load = snapshot.load[model.name];
+      const fresh = load && now() - load.reported_at <= snapshot.settings.loadStaleMs;
+      const decision = last.get(model.name) ?? null;
+      const status = model.deleting
+        ? 'deleting'
+        : !decision
+          ? 'new'
+          : decision.inputs.pending
+            ? 'pending'
+            : decision.action === 'none'
+              ? 'steady'
+              : 'scaling';
+      const summary = {
+        name: model.name,
+        owner: model.owner,
+        owner_name: model.owner ? displayName(scopes, model.owner) : null,
+        min_replicas: model.min_replicas,
+        max_replicas: model.max_replicas,
+        ...(model.target_tokens_per_sec === undefined ? {} : { target_tokens_per_sec: model.target_tokens_per_sec }),
+        replicas: counts,
+        in_flight: fresh ? load.in_flight + load.waiting : null,
+        capacity_at_slo: capacity,
+        status,
+        last_decision: decision,
+      };
+      return { summary, replicas, profiles: model.profiles };
+    });
+  };
+
+  app.use('/models/:name', async (c, next) => (c.req.method === 'PUT' ? jsonBody(MODEL_BODY_LIMIT)(c, next) : next()));
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/models/{name}',
+      tags: ['models'],
+      summary: 'Create or replace a model and start (or tell) its reconciler',
+      request: { params: NameParam, body: jsonRequest(ModelInputSchema) },
+      responses: {
+        200: jsonContent(z.object({ name: z.string() }), 'updated'),
+        201: jsonContent(z.object({ name: z.string() }), 'created'),
+        ...errors(400, 413, 503),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const input = c.req.valid('json');
+      if (input.min_replicas > input.max_replicas) {
+        throw new ApiError(400, `min_replicas (${input.min_replicas}) is above max_replicas (${input.max_replicas})`);
+      }
+      const names = input.profiles.map((p) => p.name);
+      const twice = names.find((n, i) => names.indexOf(n) !== i);
+      if (twice) throw new ApiError(400, `profile "${twice}" is given twice`);
+      const empty = input.profiles.find((p) => isEmpty(p.resources));
+      if (empty) throw new ApiError(400, `profile "${empty.name}" asks for no resources; give gpus, cores or memory_gib`);
+      const owner = input.owner ? (await resolveOrRefuse(sql, input.owner)).key : null;
+      const model: Model = { name, ...input, owner };
+      const created = await putModel(sql, model);
+      await deps.reconcilers.tell([name], 'specChanged');
+      return c.json({ name }, created ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/models',
+      tags: ['models'],
+      summary: 'List models with their replicas, load, capacity at SLO and newest decision',
+      responses: { 200: jsonContent(z.array(ModelViewSchema)), ...errors(503) },
+    }),
+    async (c) => c.json((await summaries()).map(({ summary }) => summary), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/models/{name}',
+      tags: ['models'],
+      summary: 'One model with its profiles, replicas and newest decisions',
+      request: { params: NameParam },
+      responses: { 200: jsonContent(ModelDetailSchema), ...errors(404, 503) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const [found] = await summaries([name]);
+      if (!found) throw new NotFound(`there is no model "${name}"`);
+      const detail = {
+        ...found.summary,
+        profiles: found.profiles,
+        replicas_list: found.replicas.map((r) => ({ ...r, created_at: new Date(r.created_at).toISOString() })),
+        decisions: await listDecisions(sql, name, 10),
+      };
+      return c.json(detail as z.infer<typeof ModelDetailSchema>, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/models/{name}',
+      tags: ['models'],
+      summary: 'Delete a model: its replicas are drained and stopped, then its reconciler ends',
+      request: { params: NameParam },
+      responses: { 200: jsonContent(z.object({ deleting: z.string() })), ...errors(404, 503) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      if (!(await markDeleting(sql, name))) throw new NotFound(`there is no model "${name}"`);
+      await deps.reconcilers.tell([name], 'deleted');
+      return c.json({ deleting: name }, 200);
+    },
+  );
+
+  app.use('/models/:name/owner', jsonBody(OWNER_BODY_LIMIT));
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/models/{name}/owner',
+      tags: ['models'],
+      summary: 'Set or clear ("") the owner of a model',
+      request: { params: NameParam, body: jsonRequest(z.strictObject({ owner: z.union([ScopeRefSchema, z.literal('')]) })) },
+      responses: { 200: jsonContent(z.object({ model: z.string(), owner: z.string().nullable() })), ...errors(400, 404, 413, 503) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const { owner: text } = c.req.valid('json');
+      if (!(await getModel(sql, name))) throw new NotFound(`there is no model "${name}"`);
+      const owner = text === '' ? null : (await resolveOrRefuse(sql, text)).key;
+      await setOwner(sql, name, owner);
+      await deps.reconcilers.tell([name], 'ownerChanged');
+      return c.json({ model: name, owner }, 200);
+    },
+  );
+
+  return app;
+}

@@ -1,0 +1,158 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { NotFound } from '../../domain/errors.ts';
+import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
+import { previewQuota } from '../../policy/preview.ts';
+import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
+import { formatResources, isEmpty } from '../../policy/resources.ts';
+import { scopeFigures } from '../../policy/scope-figures.ts';
+import { modelsOwnedBy } from '../../store/models.ts';
+import { deleteQuota, listQuotas, putQuota } from '../../store/quotas.ts';
+import { readSnapshot } from '../../store/snapshot.ts';
+import { listScopes } from '../../store/tenancy.ts';
+import type { ApiDeps } from '../deps.ts';
+import { ApiError, jsonBody } from '../http.ts';
+import { updatedBy } from '../identity.ts';
+import { ScopeRefSchema } from '../names.ts';
+import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { resolveOrRefuse, subtree } from '../scopes.ts';
+import { displayName } from '../../domain/scope-names.ts';
+
+const BODY_LIMIT = 16 * 1024;
+
+const QuotaInputSchema = z
+  .strictObject({ scope: ScopeRefSchema, guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() })
+  .openapi('QuotaInput');
+
+const FiguresSchema = z.object({ gpus: z.number(), cores: z.number(), memory_gib: z.number() });
+const QuotaViewSchema = z
+  .object({
+    scope: z.string(),
+    name: z.string(),
+    guarantee: ResourcesSchema.optional(),
+    limit: ResourcesSchema.optional(),
+    holds: FiguresSchema,
+    borrowed: FiguresSchema,
+    updated_by: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Quota');
+
+const PreviewSchema = z
+  .object({
+    scope: z.string(),
+    became_borrowed: z.array(z.string()),
+    became_protected: z.array(z.string()),
+    reclaimable: z.array(z.object({ replica: z.string(), model: z.string(), resources: ResourcesSchema })),
+    blocked_models: z.array(z.object({ model: z.string(), why: z.string() })),
+  })
+  .openapi('QuotaPreview');
+
+/** Every dimension present, so readers need not guess what an absent one means in a figure. */
+export const figures = (r: Resources) => ({ gpus: r.gpus ?? 0, cores: r.cores ?? 0, memory_gib: r.memory_gib ?? 0 });
+
+/** Checks a quota body beyond its shape (API.md) and resolves its scope; answers 400 otherwise. */
+async function checkedQuota(deps: ApiDeps, input: z.infer<typeof QuotaInputSchema>) {
+  const guarantee = input.guarantee && !isEmpty(input.guarantee) ? input.guarantee : undefined;
+  const limit = input.limit && !isEmpty(input.limit) ? input.limit : undefined;
+  if (!guarantee && !limit) throw new ApiError(400, 'a quota needs a guarantee or a limit; to remove one, DELETE it');
+  const above = guaranteeAboveLimit(guarantee, limit);
+  if (above) {
+    throw new ApiError(
+      400,
+      `the guarantee of ${formatResources({ [above]: guarantee?.[above] })} is above the limit of ${formatResources({ [above]: limit?.[above] })}`,
+    );
+  }
+  const scope = await resolveOrRefuse(deps.sql, input.scope);
+  return { scope: scope.key, ...(guarantee ? { guarantee } : {}), ...(limit ? { limit } : {}) };
+}
+
+export function quotasRouter(deps: ApiDeps) {
+  const app = newRouter();
+  const { sql } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** A quota change reaches the models owned anywhere beneath the scope. */
+  const tellSubtree = async (scope: Parameters<typeof subtree>[1]) => {
+    const owners = [...subtree(await listScopes(sql), scope)];
+    await deps.reconcilers.tell(await modelsOwnedBy(sql, owners), 'quotaChanged');
+  };
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/quotas',
+      tags: ['quotas'],
+      summary: 'List quotas with what each scope holds and borrows',
+      responses: { 200: jsonContent(z.array(QuotaViewSchema)), ...errors(503) },
+    }),
+    async (c) => {
+      const [snapshot, stored] = await Promise.all([readSnapshot(sql, now(), deps.policy), listQuotas(sql)]);
+      const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
+      const perScope = scopeFigures(snapshot);
+      const body = stored.map((quota) => ({
+        scope: quota.scope,
+        name: displayName(scopes, quota.scope),
+        ...(quota.guarantee ? { guarantee: quota.guarantee } : {}),
+        ...(quota.limit ? { limit: quota.limit } : {}),
+        holds: figures(perScope.get(quota.scope)?.holds ?? {}),
+        borrowed: figures(perScope.get(quota.scope)?.borrowed ?? {}),
+        updated_by: quota.updated_by,
+        updated_at: quota.updated_at,
+      }));
+      return c.json(body, 200);
+    },
+  );
+
+  app.use('/quotas', async (c, next) => (c.req.method === 'PUT' ? jsonBody(BODY_LIMIT)(c, next) : next()));
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/quotas',
+      tags: ['quotas'],
+      summary: "Set a scope's whole quota (guarantee and/or limit)",
+      request: { body: jsonRequest(QuotaInputSchema) },
+      responses: { 200: jsonContent(z.object({ scope: z.string() })), ...errors(400, 413, 503) },
+    }),
+    async (c) => {
+      const quota = await checkedQuota(deps, c.req.valid('json'));
+      await putQuota(sql, quota, updatedBy(c));
+      await tellSubtree(quota.scope);
+      return c.json({ scope: quota.scope }, 200);
+    },
+  );
+
+  app.use('/quotas/preview', jsonBody(BODY_LIMIT));
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/quotas/preview',
+      tags: ['quotas'],
+      summary: 'What setting this quota would change (changes nothing)',
+      request: { body: jsonRequest(QuotaInputSchema) },
+      responses: { 200: jsonContent(PreviewSchema), ...errors(400, 413, 503) },
+    }),
+    async (c) => {
+      const quota = await checkedQuota(deps, c.req.valid('json'));
+      const preview = previewQuota(await readSnapshot(sql, now(), deps.policy), quota);
+      return c.json({ scope: quota.scope, ...preview }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/quotas/{scope}',
+      tags: ['quotas'],
+      summary: "Remove a scope's quota",
+      request: { params: z.object({ scope: z.string() }) },
+      responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(400, 404, 503) },
+    }),
+    async (c) => {
+      const scope = await resolveOrRefuse(sql, c.req.valid('param').scope);
+      if (!(await deleteQuota(sql, scope.key))) throw new NotFound(`${scope.key} has no quota`);
+      await tellSubtree(scope.key);
+      return c.json({ removed: scope.key }, 200);
+    },
+  );
+  return app;
+}

@@ -1,0 +1,59 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { REPLICA_STATES } from '../../domain/cluster.ts';
+import { ResourcesSchema } from '../../domain/resources.ts';
+import { protection } from '../../policy/guarantee.ts';
+import { buildView } from '../../policy/view.ts';
+import { listReplicas } from '../../store/replicas.ts';
+import { readSnapshot } from '../../store/snapshot.ts';
+import type { ApiDeps } from '../deps.ts';
+import { errors, jsonContent, newRouter } from '../openapi.ts';
+
+const ReplicaViewSchema = z
+  .object({
+    id: z.string(),
+    model: z.string(),
+    profile: z.string(),
+    node: z.string(),
+    resources: ResourcesSchema,
+    state: z.enum(REPLICA_STATES),
+    protected: z.boolean(),
+    created_at: z.string(),
+  })
+  .openapi('Replica');
+
+export function replicasRouter(deps: ApiDeps) {
+  const app = newRouter();
+  const now = deps.now ?? Date.now;
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/replicas',
+      tags: ['cluster'],
+      summary: 'List replicas, each saying whether a guarantee protects it',
+      request: {
+        query: z.strictObject({
+          model: z.string().max(63).optional(),
+          node: z.string().max(63).optional(),
+          state: z.enum(REPLICA_STATES).optional(),
+        }),
+      },
+      responses: { 200: jsonContent(z.array(ReplicaViewSchema)), ...errors(400, 503) },
+    }),
+    async (c) => {
+      const filter = c.req.valid('query');
+      const [snapshot, replicas] = await Promise.all([
+        readSnapshot(deps.sql, now(), deps.policy),
+        listReplicas(deps.sql, filter),
+      ]);
+      const protectedBy = protection(buildView(snapshot));
+      const body = replicas.map((replica) => ({
+        ...replica,
+        protected: Boolean(protectedBy.get(replica.id)),
+        created_at: new Date(replica.created_at).toISOString(),
+      }));
+      return c.json(body, 200);
+    },
+  );
+  return app;
+}

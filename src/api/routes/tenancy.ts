@@ -1,0 +1,104 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { parseScopeKey, type ScopeKind, scopeKey } from '../../domain/scope.ts';
+import { scopeSegments } from '../../domain/scope-names.ts';
+import { createScope, deleteScope, listScopes } from '../../store/tenancy.ts';
+import type { ApiDeps } from '../deps.ts';
+import { ApiError, jsonBody } from '../http.ts';
+import { ScopeNameSchema, ScopeRefSchema } from '../names.ts';
+import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { resolveOrRefuse } from '../scopes.ts';
+
+const BODY_LIMIT = 4 * 1024;
+
+const OrgSchema = z.object({ id: z.string(), name: z.string() }).openapi('Org');
+const TeamSchema = z.object({ id: z.string(), org_id: z.string(), name: z.string(), path: z.string() }).openapi('Team');
+const ProjectSchema = z
+  .object({ id: z.string(), team_id: z.string(), name: z.string(), path: z.string() })
+  .openapi('Project');
+
+const KINDS = [
+  { kind: 'org', plural: 'orgs', parentField: null, schema: OrgSchema },
+  { kind: 'team', plural: 'teams', parentField: 'org', schema: TeamSchema },
+  { kind: 'project', plural: 'projects', parentField: 'team', schema: ProjectSchema },
+] as const;
+
+const PARENT_KIND: Record<ScopeKind, ScopeKind | null> = { org: null, team: 'org', project: 'team' };
+
+/** Orgs, teams and projects: create, list, delete. One shape for the three levels of the tree. */
+export function tenancyRouter(deps: ApiDeps) {
+  const app = newRouter();
+  const { sql } = deps;
+
+  const present = async (kind: ScopeKind) => {
+    const scopes = await listScopes(sql);
+    const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
+    return scopes
+      .filter((scope) => scope.kind === kind)
+      .map((scope) => {
+        const parentId = scope.parent ? parseScopeKey(scope.parent)?.id : undefined;
+        if (kind === 'org') return { id: scope.id, name: scope.name };
+        const path = scopeSegments(byKey, scope.key).join('/');
+        return kind === 'team'
+          ? { id: scope.id, org_id: parentId, name: scope.name, path }
+          : { id: scope.id, team_id: parentId, name: scope.name, path };
+      });
+  };
+
+  for (const { kind, plural, parentField, schema } of KINDS) {
+    const body = parentField
+      ? z.strictObject({ [parentField]: ScopeRefSchema, name: ScopeNameSchema })
+      : z.strictObject({ name: ScopeNameSchema });
+
+    app.use(`/${plural}`, async (c, next) => (c.req.method === 'POST' ? jsonBody(BODY_LIMIT)(c, next) : next()));
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: `/${plural}`,
+        tags: ['tenancy'],
+        summary: `Create ${kind === 'org' ? 'an org' : `a ${kind}`}`,
+        request: { body: jsonRequest(body) },
+        responses: { 201: jsonContent(schema, 'created'), ...errors(400, 409, 413, 503) },
+      }),
+      async (c) => {
+        const input = c.req.valid('json') as { name: string } & Record<string, string>;
+        const parentKind = PARENT_KIND[kind];
+        const parent = parentKind && parentField ? await resolveOrRefuse(sql, input[parentField], parentKind) : null;
+        if (parent && parent.kind !== parentKind) {
+          throw new ApiError(400, `a ${kind} belongs to ${parentKind === 'org' ? 'an org' : 'a team'}, not to ${parent.key}`);
+        }
+        const id = await createScope(sql, kind, input.name, parent?.id ?? null);
+        const created = (await present(kind)).find((scope) => scope.id === id);
+        return c.json(created as never, 201);
+      },
+    );
+
+    app.openapi(
+      createRoute({
+        method: 'get',
+        path: `/${plural}`,
+        tags: ['tenancy'],
+        summary: `List ${plural}`,
+        responses: { 200: jsonContent(z.array(schema)), ...errors(503) },
+      }),
+      async (c) => c.json((await present(kind)) as never, 200),
+    );
+
+    app.openapi(
+      createRoute({
+        method: 'delete',
+        path: `/${plural}/{id}`,
+        tags: ['tenancy'],
+        summary: `Delete ${kind === 'org' ? 'an org' : `a ${kind}`} that has no children, models or quota`,
+        request: { params: z.object({ id: z.string() }) },
+        responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(404, 409, 503) },
+      }),
+      async (c) => {
+        const { id } = c.req.valid('param');
+        await deleteScope(sql, kind, id);
+        return c.json({ removed: scopeKey(kind, id) }, 200);
+      },
+    );
+  }
+  return app;
+}
+

@@ -1,0 +1,80 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { ResourcesSchema } from '../../domain/resources.ts';
+import type { ScopeKey } from '../../domain/scope.ts';
+import { displayName } from '../../domain/scope-names.ts';
+import { scopeFigures } from '../../policy/scope-figures.ts';
+import { readSnapshot } from '../../store/snapshot.ts';
+import type { ApiDeps } from '../deps.ts';
+import { errors, jsonContent, newRouter } from '../openapi.ts';
+import { figures } from './quotas.ts';
+
+interface TreeNode {
+  scope: ScopeKey;
+  kind: string;
+  id: string;
+  name: string;
+  path: string;
+  quota: { guarantee?: object; limit?: object } | null;
+  holds: ReturnType<typeof figures>;
+  borrowed: ReturnType<typeof figures>;
+  children: TreeNode[];
+}
+
+const FiguresSchema = z.object({ gpus: z.number(), cores: z.number(), memory_gib: z.number() });
+const TreeNodeSchema: z.ZodType<TreeNode> = z
+  .lazy(() =>
+    z.object({
+      scope: z.string() as z.ZodType<ScopeKey>,
+      kind: z.string(),
+      id: z.string(),
+      name: z.string(),
+      path: z.string(),
+      quota: z.object({ guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() }).nullable(),
+      holds: FiguresSchema,
+      borrowed: FiguresSchema,
+      children: z.array(TreeNodeSchema),
+    }),
+  )
+  .openapi('TreeNode');
+
+export function treeRouter(deps: ApiDeps) {
+  const app = newRouter();
+  const now = deps.now ?? Date.now;
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/tree',
+      tags: ['tenancy'],
+      summary: 'The tenancy tree, each scope with its quota, holds and borrowed',
+      responses: { 200: jsonContent(z.array(TreeNodeSchema)), ...errors(503) },
+    }),
+    async (c) => {
+      const snapshot = await readSnapshot(deps.sql, now(), deps.policy);
+      const perScope = scopeFigures(snapshot);
+      const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
+      const quotas = new Map(snapshot.quotas.map((quota) => [quota.scope, quota]));
+      const nodes = new Map<ScopeKey, TreeNode>();
+      const roots: TreeNode[] = [];
+      // Parents come before children (listScopes), so each parent's node exists when its child arrives.
+      for (const scope of snapshot.scopes) {
+        const quota = quotas.get(scope.key);
+        const node: TreeNode = {
+          scope: scope.key,
+          kind: scope.kind,
+          id: scope.id,
+          name: scope.name,
+          path: displayName(scopes, scope.key),
+          quota: quota ? { guarantee: quota.guarantee, limit: quota.limit } : null,
+          holds: figures(perScope.get(scope.key)?.holds ?? {}),
+          borrowed: figures(perScope.get(scope.key)?.borrowed ?? {}),
+          children: [],
+        };
+        nodes.set(scope.key, node);
+        (scope.parent ? nodes.get(scope.parent)?.children : roots)?.push(node);
+      }
+      return c.json(roots, 200);
+    },
+  );
+  return app;
+}

@@ -1,0 +1,90 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { readClusterFile } from '../cluster/sim/cluster-file.ts';
+import { connect } from '../store/db.ts';
+import { startEmbeddedPostgres } from '../store/embedded.ts';
+import { migrate } from '../store/migrate.ts';
+import { putNode } from '../store/nodes.ts';
+import { portInUse } from './dev/ports.ts';
+import { findTemporalCli, startTemporalDevServer } from './dev/temporal-server.ts';
+import { startApi } from './serve.ts';
+import { startWorker } from './worker.ts';
+
+type Stop = () => Promise<void>;
+
+/**
+ * `llmgw dev`: everything on one machine in one process tree — an embedded Postgres (or DATABASE_URL),
+ * the Temporal dev server with its Web UI (or TEMPORAL_ADDRESS), the worker with a simulated cluster,
+ * and the API. Data stays in LLMGW_HOME, so a second start finds it again.
+ */
+export async function runDev(config: Config, log: Pick<Console, 'info' | 'warn' | 'error'> = console): Promise<Stop> {
+  await refuseBusyPorts(config);
+  mkdirSync(config.home, { recursive: true });
+  const stops: Stop[] = [];
+  const stopAll: Stop = async () => {
+    for (const stop of stops.reverse()) await stop().catch((error) => log.warn(`while stopping: ${String(error)}`));
+  };
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      log.info(`starting Postgres (data in ${join(config.home, 'postgres')}) ...`);
+      const pg = await startEmbeddedPostgres({ dir: join(config.home, 'postgres'), port: config.postgresPort, persistent: true });
+      stops.push(pg.stop);
+      databaseUrl = pg.url;
+    }
+    const sql = connect(databaseUrl);
+    stops.push(() => sql.end({ timeout: 5 }));
+    const applied = await migrate(sql);
+    if (applied.length) log.info(`applied migrations: ${applied.join(', ')}`);
+
+    let temporalAddress = config.temporalAddress;
+    let uiUrl: string | null = null;
+    if (!temporalAddress) {
+      log.info('starting the Temporal dev server ...');
+      const temporal = await startTemporalDevServer({
+        cli: await findTemporalCli(),
+        port: config.temporalPort,
+        uiPort: config.temporalUiPort,
+        dbFile: join(config.home, 'temporal.db'),
+        namespace: config.temporalNamespace,
+      });
+      stops.push(temporal.stop);
+      temporalAddress = temporal.address;
+      uiUrl = temporal.uiUrl;
+    }
+
+    const nodes = readClusterFile(config.simClusterFile);
+    for (const node of nodes) await putNode(sql, node);
+    log.info(`simulated cluster: ${nodes.length} node(s) from ${config.simClusterFile ?? 'the built-in demo cluster'}`);
+
+    const worker = await startWorker({ config, sql, temporalAddress, log });
+    stops.push(worker.stop);
+    const api = await startApi({ config, sql, temporalAddress, log });
+    stops.push(api.stop);
+
+    log.info('');
+    log.info(`llmgw is up.`);
+    log.info(`  API          ${api.url}   (readiness: ${api.url}/readyz)`);
+    log.info(`  API docs     ${api.url}/docs`);
+    log.info(`  Temporal UI  ${uiUrl ?? `(your Temporal at ${temporalAddress})`}`);
+    log.info('Ctrl-C stops everything.');
+    return stopAll;
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+async function refuseBusyPorts(config: Config) {
+  const wanted: [number, string][] = [[config.port, 'PORT']];
+  if (!config.databaseUrl) wanted.push([config.postgresPort, 'LLMGW_POSTGRES_PORT']);
+  if (!config.temporalAddress) {
+    wanted.push([config.temporalPort, 'LLMGW_TEMPORAL_PORT'], [config.temporalUiPort, 'LLMGW_TEMPORAL_UI_PORT']);
+  }
+  for (const [port, variable] of wanted) {
+    if (await portInUse(port, config.host)) {
+      throw new Error(`port ${port} is in use (${variable}); stop what uses it, or set ${variable} to another port`);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
+
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'temporal-cli.sh');
+
+/** Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI). */
+export async function findTemporalCli(): Promise<string> {
+  const { stdout } = await promisify(execFile)('bash', [SCRIPT], { maxBuffer: 1 << 20 });
+  return stdout.trim();
+}
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `temporal server start-dev` with llmgw's search attributes registered and waits until it
+ * answers. `dbFile` keeps its state across restarts; without it the state lives in memory.
+ */
+export async function startTemporalDevServer(options: {
+  cli: string;
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  namespace?: string;
+  log?: (line: string) => void;
+}): Promise<TemporalDevServer> {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
+  for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
+
+  const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Whatever way this process ends, the dev server ends with it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+    for (const line of chunk.toString().split('\n')) if (line.trim()) options.log?.(line);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const address = `127.0.0.1:${options.port}`;
+  try {
+    await waitUntilServing(address, child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    address,
+    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : null,
+    stop: () => stopChild(child),
+  };
+}
+
+async function waitUntilServing(address: string, child: ChildProcess, output: () => string) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`the Temporal dev server exited (${child.exitCode}): ${output().trim().slice(-600)}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`the Temporal dev server did not answer on ${address} within 60 s`);
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after 10 s. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,85 @@
+import { ConfigError, readConfig } from '../config.ts';
+import { connect } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import { runDev } from './dev.ts';
+import { startApi } from './serve.ts';
+import { startWorker } from './worker.ts';
+
+const USAGE = `usage: llmgw <command>
+
+commands:
+  dev      everything on one machine: embedded Postgres, Temporal dev server + Web UI, worker, API,
+           simulated cluster (npm start)
+  serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  worker   the reconcilers' worker (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  migrate  apply the store's migrations and exit
+
+Configuration is read from the environment; see README.md.`;
+
+function onStopSignal(stop: () => Promise<void>) {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      console.info(`\n${signal}: stopping ...`);
+      stop().then(
+        () => process.exit(0),
+        (error) => {
+          console.error(String(error));
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+function required(value: string | undefined, name: string): string {
+  if (!value) throw new ConfigError(`${name} is not set; llmgw ${process.argv[2]} needs it (llmgw dev does not)`);
+  return value;
+}
+
+async function main(command: string | undefined) {
+  const config = readConfig();
+  switch (command) {
+    case 'dev':
+      onStopSignal(await runDev(config));
+      return;
+    case 'serve':
+    case 'worker': {
+      const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
+      const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
+      await migrate(sql);
+      const running =
+        command === 'serve' ? await startApi({ config, sql, temporalAddress }) : await startWorker({ config, sql, temporalAddress });
+      if ('url' in running) console.info(`llmgw API on ${running.url}`);
+      else console.info(`llmgw worker on task queue ${config.taskQueue}`);
+      onStopSignal(async () => {
+        await running.stop();
+        await sql.end({ timeout: 5 });
+      });
+      return;
+    }
+    case 'migrate': {
+      const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
+      const applied = await migrate(sql);
+      console.info(applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply');
+      await sql.end();
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.info(USAGE);
+      return;
+    default:
+      console.error(`llmgw: unknown command "${command}"\n\n${USAGE}`);
+      process.exit(2);
+  }
+}
+
+main(process.argv[2]).catch((error) => {
+  console.error(`llmgw: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,76 @@
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { PolicyCache } from '../activities/policy-cache.ts';
+import { createActivities } from '../activities/index.ts';
+import { SimCluster } from '../cluster/sim/sim-cluster.ts';
+import type { Config } from '../config.ts';
+import type { Sql } from '../store/db.ts';
+import { listModels } from '../store/models.ts';
+import { temporalReconcilers } from '../workflows/client.ts';
+
+const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface RunningWorker {
+  stop(): Promise<void>;
+  /** Resolves when the worker stopped (or rejects when it failed). */
+  done: Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/**
+ * The worker: runs the reconcilers' workflow and activities, and the simulated cluster. Every model
+ * in the store gets its reconciler started (signalWithStart), so none is missing after any restart.
+ */
+export async function startWorker(options: {
+  config: Config;
+  sql: Sql;
+  temporalAddress: string;
+  log?: Pick<Console, 'info' | 'warn' | 'error'>;
+}): Promise<RunningWorker> {
+  const { config, sql } = options;
+  const log = options.log ?? console;
+  if (!runtimeInstalled) {
+    // Keep Temporal core's own logs to warnings; ours say what matters.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const clientConnection = await Connection.connect({ address: options.temporalAddress });
+  const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  const reconcilers = temporalReconcilers(client, config.taskQueue, log);
+  const sim = new SimCluster(sql, reconcilers, { startDelayMs: config.simStartDelayMs, drainGraceMs: config.drainGraceMs }, log);
+  const policyCache = new PolicyCache(sql, Math.min(30_000, config.resyncMs), {
+    onStale: (error, ageMs) =>
+      log.warn(`the store failed (${String(error)}); keeping the quota policy read ${Math.round(ageMs / 1000)} s ago`),
+  });
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    workflowsPath: WORKFLOWS,
+    activities: createActivities({ sql, driver: sim, policyCache, config }),
+  });
+  const done = worker.run();
+  sim.run();
+  const models = await listModels(sql);
+  await reconcilers.tell(
+    models.map((model) => model.name),
+    'specChanged',
+  );
+  let stopping: Promise<void> | null = null;
+  return {
+    done,
+    stop: () => {
+      stopping ??= (async () => {
+        await sim.stop();
+        worker.shutdown();
+        await done.catch(() => {});
+        await connection.close();
+        await clientConnection.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { Sql } from '../../store/db.ts';
+import { transition } from '../../store/replicas.ts';
+import type { Reconcilers } from '../../workflows/client.ts';
+import type { ClusterDriver } from '../driver.ts';
+
+export interface SimOptions {
+  /** How long a replica takes from starting to ready (LLMGW_SIM_START_DELAY_MS). */
+  startDelayMs: number;
+  /** How long a draining replica serves its in-flight requests before it stops (LLMGW_DRAIN_GRACE_S). */
+  drainGraceMs: number;
+  /** How often the cluster moves replicas along. */
+  tickMs?: number;
+}
+
+/**
+ * A simulated cluster on the nodes the store holds. Its replicas live in the store only: a replica is
+ * ready `startDelayMs` after it started (or failed, when its profile's engine says `fail_start: true`)
+ * and stopped `drainGraceMs` after it began to drain. Keeping no state in memory is what lets a worker
+ * crash and restart without losing or doubling a replica.
+ */
+export class SimCluster implements ClusterDriver {
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly reconcilers: Reconcilers,
+    private readonly options: SimOptions,
+    private readonly log: Pick<Console, 'warn'> = console,
+  ) {}
+
+  async start(replica: { id: string }): Promise<void> {
+    await transition(this.sql, replica.id, ['pending'], 'starting');
+  }
+
+  async drain(): Promise<void> {
+    // The replica is already marked draining; tick() stops it after the grace period.
+  }
+
+  /** Moves replicas whose time has come and tells the reconcilers that care. */
+  async tick(): Promise<void> {
+    const { sql } = this;
+    const started = await sql<{ model: string }[]>`
+      update replicas r set state = case when p.engine->>'fail_start' = 'true' then 'failed' else 'ready' end,
+        reason = case when p.engine->>'fail_start' = 'true' then 'the simulated engine failed to start' else r.reason end,
+        updated_at = now()
+      from profiles p
+      where p.model = r.model and p.name = r.profile and r.state = 'starting'
+        and r.updated_at <= now() - ${this.options.startDelayMs} * interval '1 millisecond'
+      returning r.model`;
+    const stopped = await sql<{ model: string; node: string }[]>`
+      update replicas set state = 'stopped', updated_at = now()
+      where state = 'draining' and updated_at <= now() - ${this.options.drainGraceMs} * interval '1 millisecond'
+      returning model, node`;
+    // Room freed on a node may be what a pending reservation there waits for.
+    const waiting = stopped.length
+      ? await sql<{ model: string }[]>`
+          select distinct model from replicas where state = 'pending' and node in ${sql(stopped.map((s) => s.node))}`
+      : [];
+    const models = new Set([...started, ...stopped, ...waiting].map((row) => row.model));
+    if (models.size > 0) await this.reconcilers.tell([...models], 'replicaChanged');
+  }
+
+  run(): void {
+    const every = this.options.tickMs ?? 200;
+    const loop = () => {
+      this.ticking = this.tick()
+        .catch((error) => this.log.warn(`sim cluster: ${String(error)}`))
+        .finally(() => {
+          this.ticking = null;
+          if (this.timer) this.timer = setTimeout(loop, every);
+        });
+    };
+    this.timer = setTimeout(loop, every);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+  }
+}

@@ -1,0 +1,55 @@
+import { parseScopeKey, type Scope, type ScopeKey, type ScopeKind } from './scope.ts';
+
+/** Names of a scope from the org down: ['Acme', 'ml', 'training']. */
+export function scopeSegments(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): string[] {
+  const segments: string[] = [];
+  for (let scope = byKey.get(key); scope; scope = scope.parent ? byKey.get(scope.parent) : undefined) {
+    segments.unshift(scope.name);
+  }
+  return segments;
+}
+
+/** How people name scopes: org `Acme`, team `Acme / ml`, project `Acme/ml/training`. */
+export function displayName(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): string {
+  const segments = scopeSegments(byKey, key);
+  if (segments.length === 0) return key;
+  return byKey.get(key)?.kind === 'team' ? segments.join(' / ') : segments.join('/');
+}
+
+const KIND_WORDS: Record<ScopeKind, string> = { org: 'org', team: 'team', project: 'project' };
+const DEPTH: Record<ScopeKind, number> = { org: 1, team: 2, project: 3 };
+
+export type Resolution = { scope: Scope } | { error: string };
+
+const normalize = (segment: string) => segment.trim().toLowerCase();
+
+/**
+ * Resolves `org:X`, `team:X` or `project:X`, where X is the ID, the path (`Acme/ml/training`: case and
+ * spaces around `/` do not matter) or its trailing segments alone where they are unique (`team:ml`).
+ * `defaultKind` lets a field that can only hold one kind take the bare name (`"org": "Acme"`).
+ */
+export function resolveScope(scopes: readonly Scope[], text: string, defaultKind?: ScopeKind): Resolution {
+  const malformed = {
+    error: `"${text}" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT`,
+  };
+  const parsed = parseScopeKey(text) ?? (defaultKind && !text.includes(':') ? { kind: defaultKind, id: text } : null);
+  if (!parsed || parsed.id.trim() === '') return malformed;
+  const { kind, id: wanted } = parsed;
+  const ofKind = scopes.filter((scope) => scope.kind === kind);
+  const byId = ofKind.find((scope) => scope.id === wanted);
+  if (byId) return { scope: byId };
+
+  const segments = wanted.split('/').map(normalize);
+  if (segments.length > DEPTH[kind] || segments.some((segment) => segment === '')) return malformed;
+  const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
+  const matches = ofKind.filter((scope) => {
+    const path = scopeSegments(byKey, scope.key).map(normalize);
+    return segments.every((segment, i) => path[path.length - segments.length + i] === segment);
+  });
+  const plural = `${KIND_WORDS[kind]}s`;
+  if (matches.length === 1) return { scope: matches[0] };
+  if (matches.length > 1) {
+    return { error: `"${wanted}" could be any of ${matches.length} ${plural}; give its ID` };
+  }
+  return { error: `there is no ${KIND_WORDS[kind]} "${wanted}"` };
+}

@@ -1,0 +1,50 @@
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
+
+/** The store could not be reached; the API answers 503 and activities retry. */
+export class StoreUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('the store (Postgres) is unreachable', { cause });
+    this.name = 'StoreUnavailable';
+  }
+}
+
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  '57P01', // admin_shutdown
+  '57P03', // cannot_connect_now
+]);
+
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code !== undefined && CONNECTION_ERRORS.has(code);
+}
+
+export function connect(url: string, options: { max?: number } = {}): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: 5,
+    idle_timeout: 30,
+    onnotice: () => {},
+  });
+}
+
+/** Runs a store call and turns a lost connection into StoreUnavailable. */
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw isConnectionError(error) ? new StoreUnavailable(error) : error;
+  }
+}

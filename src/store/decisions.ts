@@ -1,0 +1,64 @@
+import type { Decision } from '../domain/decision.ts';
+import type { Sql } from './db.ts';
+
+export interface StoredDecision {
+  at: string;
+  action: string;
+  reason: string;
+  replica?: string;
+  profile?: string;
+  node?: string;
+  inputs: Record<string, unknown>;
+}
+
+/** Stores a decision; with `skipIfUnchanged`, not when the model's newest one says the same. */
+export async function recordDecision(sql: Sql, decision: Decision, replica?: string, skipIfUnchanged = false) {
+  const inputs = { ...decision.inputs, pending: decision.pending ?? null, rejected: decision.rejected };
+  await sql`
+    insert into decisions (model, action, reason, replica, profile, node, inputs)
+    select ${decision.model}, ${decision.action}, ${decision.reason}, ${replica ?? decision.replica ?? null},
+      ${decision.profile ?? null}, ${decision.node ?? null}, ${sql.json(inputs as never)}
+    where not ${skipIfUnchanged} or not exists (
+      select 1 from (select action, reason from decisions where model = ${decision.model} order by id desc limit 1) newest
+      where newest.action = ${decision.action} and newest.reason = ${decision.reason})`;
+}
+
+/** A note in a model's history that is not one of its own passes (e.g. "reclaimed for team:X"). */
+export async function recordNote(sql: Sql, model: string, action: string, reason: string, replica?: string) {
+  await sql`insert into decisions (model, action, reason, replica, inputs)
+    values (${model}, ${action}, ${reason}, ${replica ?? null}, '{}')`;
+}
+
+export async function listDecisions(sql: Sql, model: string, limit: number): Promise<StoredDecision[]> {
+  const rows = await sql<(Omit<StoredDecision, 'at'> & { at: Date })[]>`
+    select at, action, reason, replica, profile, node, inputs from decisions
+    where model = ${model} order by id desc limit ${limit}`;
+  return rows.map(toStored);
+}
+
+const toStored = (row: Omit<StoredDecision, 'at'> & { at: Date }): StoredDecision => ({
+  at: row.at.toISOString(),
+  action: row.action,
+  reason: row.reason,
+  ...(row.replica ? { replica: row.replica } : {}),
+  ...(row.profile ? { profile: row.profile } : {}),
+  ...(row.node ? { node: row.node } : {}),
+  inputs: row.inputs,
+});
+
+/** The newest decision of each of these models. */
+export async function latestDecisions(sql: Sql, models: string[]): Promise<Map<string, StoredDecision>> {
+  if (models.length === 0) return new Map();
+  const rows = await sql<(Omit<StoredDecision, 'at'> & { at: Date; model: string })[]>`
+    select distinct on (model) model, at, action, reason, replica, profile, node, inputs from decisions
+    where model in ${sql(models)} order by model, id desc`;
+  return new Map(rows.map((row) => [row.model, toStored(row)]));
+}
+
+/** Models whose newest decision left them pending (they wait for room or a limit). */
+export async function pendingModels(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ model: string }[]>`
+    select model from (select distinct on (model) model, inputs from decisions order by model, id desc) newest
+    where newest.inputs->>'pending' is not null`;
+  return rows.map((row) => row.model);
+}

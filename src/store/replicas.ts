@@ -1,0 +1,56 @@
+import type { Replica, ReplicaState } from '../domain/cluster.ts';
+import type { Sql } from './db.ts';
+
+type ReplicaRow = Omit<Replica, 'created_at'> & { created_at: Date };
+const toReplica = (row: ReplicaRow): Replica => ({ ...row, created_at: row.created_at.getTime() });
+
+export interface ReplicaFilter {
+  model?: string;
+  node?: string;
+  state?: ReplicaState;
+  /** Only replicas that hold room (not stopped, not failed). */
+  activeOnly?: boolean;
+}
+
+export async function listReplicas(sql: Sql, filter: ReplicaFilter = {}): Promise<Replica[]> {
+  const rows = await sql<ReplicaRow[]>`
+    select id, model, profile, node, resources, state, created_at from replicas
+    where true
+      ${filter.model ? sql`and model = ${filter.model}` : sql``}
+      ${filter.node ? sql`and node = ${filter.node}` : sql``}
+      ${filter.state ? sql`and state = ${filter.state}` : sql``}
+      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed')` : sql``}
+    order by created_at, id`;
+  return rows.map(toReplica);
+}
+
+/**
+ * Moves a replica to `to` when it is in one of `from` (so a retried or late call changes nothing twice);
+ * returns whether it moved.
+ */
+export async function transition(
+  sql: Sql,
+  id: string,
+  from: readonly ReplicaState[],
+  to: ReplicaState,
+  reason?: string,
+): Promise<boolean> {
+  const rows = await sql`
+    update replicas set state = ${to}, reason = coalesce(${reason ?? null}, reason), updated_at = now()
+    where id = ${id} and state in ${sql(from as ReplicaState[])} returning id`;
+  return rows.length > 0;
+}
+
+/** How the model's replicas of the last `windowMs` fared, for the start backoff. */
+export async function recentOutcomes(sql: Sql, model: string, windowMs: number) {
+  const rows = await sql<{ profile: string; state: ReplicaState; at: Date }[]>`
+    select profile, state, updated_at as at from replicas
+    where model = ${model} and updated_at > now() - ${windowMs} * interval '1 millisecond'`;
+  return rows.map((row) => ({ profile: row.profile, state: row.state, at: row.at.getTime() }));
+}
+
+export async function getReplica(sql: Sql, id: string): Promise<Replica | undefined> {
+  const [row] = await sql<ReplicaRow[]>`
+    select id, model, profile, node, resources, state, created_at from replicas where id = ${id}`;
+  return row ? toReplica(row) : undefined;
+}

@@ -1,0 +1,43 @@
+import type { Decision } from '../domain/decision.ts';
+import type { PolicySettings } from '../domain/snapshot.ts';
+import { scopeLabel } from '../policy/explain.ts';
+import { reservationRefusal } from '../policy/reservation.ts';
+import { buildView } from '../policy/view.ts';
+import type { Sql } from './db.ts';
+import { recordNote } from './decisions.ts';
+import { readSnapshot } from './snapshot.ts';
+
+// Every reservation takes this lock, so each one sees the ones before it.
+const RESERVATION_LOCK = 7_311_002;
+
+export type Reservation = { reserved: true } | { reserved: false; why: string };
+
+/**
+ * Commits a place or reclaim decision in one transaction: under the lock it re-reads the state,
+ * re-checks limits and node room (policy/reservation.ts), inserts the replica as pending and, for a
+ * reclaim, marks the victims draining. Idempotent: a replica ID that exists is reserved already.
+ */
+export async function reserve(sql: Sql, decision: Decision, replicaId: string, settings: PolicySettings, now: number) {
+  return sql.begin(async (txn): Promise<Reservation> => {
+    const tx = txn as unknown as Sql;
+    await tx`select pg_advisory_xact_lock(${RESERVATION_LOCK})`;
+    const [existing] = await tx`select id from replicas where id = ${replicaId}`;
+    if (existing) return { reserved: true };
+    const view = buildView(await readSnapshot(tx, now, settings));
+    const why = reservationRefusal(view, decision);
+    if (why) return { reserved: false, why };
+
+    const profile = view.models.get(decision.model)!.profiles.find((p) => p.name === decision.profile)!;
+    await tx`
+      insert into replicas (id, model, profile, node, resources, state, reason)
+      values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
+        'pending', ${decision.reason})`;
+    for (const victim of decision.victims ?? []) {
+      const reason = `reclaimed for ${scopeLabel(view, decision.reclaim_for!)} (${decision.reclaim_for})`;
+      await tx`update replicas set state = 'draining', reason = ${reason}, updated_at = now() where id = ${victim.replica}`;
+      const note = `${reason}: replica ${victim.replica} on ${victim.node} drains so that ${decision.model} can run`;
+      await recordNote(tx, victim.model, 'reclaimed', note, victim.replica);
+    }
+    return { reserved: true };
+  });
+}

@@ -1,0 +1,193 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+import type { Decision } from '../domain/decision.ts';
+import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
+import {
+  deletedSignal,
+  reclaimedSignal,
+  type ReconcilerView,
+  reconcilerId,
+  stateQuery,
+  WAKE_SIGNALS,
+  wakeSignals,
+} from './messages.ts';
+import { LlmgwModel, LlmgwOwner, LlmgwReplicas, LlmgwStatus } from './search-attributes.ts';
+
+type Activities = ReturnType<typeof createActivities>;
+
+// Store and driver failures are retried with backoff; bad input is marked non-retryable by the activities.
+const act = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** Bounds on one run's history; signals count too (continueAsNewSuggested ignores them). */
+const MAX_PASSES_PER_RUN = 500;
+const MAX_SIGNALS_PER_RUN = 2_000;
+/** Refused reservations in a row before waiting for the next wake-up instead of re-planning at once. */
+const MAX_REPLANS = 3;
+
+export interface ReconcileInput {
+  model: string;
+  memory?: ModelMemory;
+  lastDecision?: ReconcilerView['lastDecision'];
+  deleting?: boolean;
+}
+
+/** What the reconciler knows between passes: small, and carried across continue-as-new. */
+class ReconcilerState {
+  dirty = true;
+  deleting: boolean;
+  memory: ModelMemory;
+  lastDecision: ReconcilerView['lastDecision'];
+  notes: string[] = [];
+  passes = 0;
+  signals = 0;
+  status = 'starting';
+  resyncMs = 30_000;
+  /** Workflow time of the newest quota or measurement change: the worker's policy cache must be newer. */
+  policyChangedAt = 0;
+
+  constructor(readonly input: ReconcileInput) {
+    this.memory = input.memory ?? EMPTY_MEMORY;
+    this.lastDecision = input.lastDecision ?? null;
+    this.deleting = input.deleting ?? false;
+  }
+
+  wake(note?: string) {
+    this.dirty = true;
+    this.signals++;
+    if (note) this.notes = [...this.notes.slice(-9), note];
+  }
+
+  view(): ReconcilerView {
+    return {
+      model: this.input.model,
+      status: this.status,
+      passes: this.passes,
+      lastDecision: this.lastDecision,
+      pendingReason: this.lastDecision?.pending ?? null,
+      notes: this.notes,
+    };
+  }
+
+  carry(): ReconcileInput {
+    return { model: this.input.model, memory: this.memory, lastDecision: this.lastDecision, deleting: this.deleting };
+  }
+}
+
+/**
+ * Keeps one model at the replicas its load needs. The loop only waits and dispatches: each pass plans in an
+ * activity (rules live in src/policy), then reserves, starts, reclaims or drains through activities.
+ */
+export async function reconcileModel(input: ReconcileInput): Promise<void> {
+  const state = new ReconcilerState(input);
+  for (const name of WAKE_SIGNALS) {
+    setHandler(wakeSignals[name], () => {
+      if (name === 'quotaChanged' || name === 'measurementChanged') state.policyChangedAt = Date.now();
+      state.wake();
+    });
+  }
+  setHandler(reclaimedSignal, (why: string) => state.wake(why));
+  setHandler(deletedSignal, () => {
+    state.deleting = true;
+    state.wake('deleted');
+  });
+  setHandler(stateQuery, () => state.view());
+
+  upsertSearchAttributes([{ key: LlmgwModel, value: input.model }]);
+  let replans = 0;
+  for (;;) {
+    await condition(() => state.dirty, state.resyncMs);
+    state.dirty = false;
+    state.passes++;
+    if (state.deleting) {
+      if (await act.drainModel({ model: input.model })) return;
+      state.status = 'deleting';
+      continue;
+    }
+    const outcome = await pass(state);
+    if (outcome === 'gone') return; // the model no longer exists: nothing left to reconcile
+    const refused = outcome === 'refused';
+    replans = refused ? replans + 1 : 0;
+    if (refused && replans <= MAX_REPLANS) state.dirty = true;
+
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || state.passes >= MAX_PASSES_PER_RUN || state.signals >= MAX_SIGNALS_PER_RUN) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof reconcileModel>(state.carry());
+    }
+  }
+}
+
+/** One pass: plan, act, record. 'refused': a reservation was refused (re-plan); 'gone': no such model. */
+async function pass(state: ReconcilerState): Promise<'done' | 'refused' | 'gone'> {
+  const model = state.input.model;
+  const plan = await act.planPass({ model, memory: state.memory, policyChangedAt: state.policyChangedAt });
+  if (!plan.exists) return 'gone';
+  if (plan.deleting) {
+    state.deleting = true;
+    state.dirty = true;
+    return 'done';
+  }
+  state.resyncMs = plan.resyncMs;
+  for (const replicaId of plan.startable) await act.startReplica({ replicaId });
+
+  const decision: Decision = plan.decision;
+  state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
+  let replica: string | undefined;
+  let refused = false;
+  if (decision.action === 'place' || decision.action === 'reclaim') {
+    replica = `${model}-${uuid4().slice(0, 8)}`;
+    const reservation = await act.reserveReplica({ decision, replicaId: replica });
+    if (reservation.reserved) {
+      if (decision.action === 'place') await act.startReplica({ replicaId: replica });
+      else await tellVictims(decision);
+      state.dirty = true; // one replica per pass: look again at once
+    } else {
+      refused = true;
+      decision.reason = `${decision.reason}; not done: ${reservation.why}, planning again`;
+      decision.action = 'none';
+      replica = undefined;
+    }
+  } else if (decision.action === 'remove' && decision.replica) {
+    await act.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
+  }
+  await act.recordDecision({ decision, replica, skipIfUnchanged: decision.action === 'none' });
+
+  state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
+  state.status = decision.pending ? 'pending' : decision.action === 'none' ? 'steady' : 'scaling';
+  upsertSearchAttributes([
+    { key: LlmgwOwner, value: plan.owner ?? '' },
+    { key: LlmgwReplicas, value: decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0) },
+    { key: LlmgwStatus, value: state.status },
+  ]);
+  setCurrentDetails(`**${state.status}** — ${decision.reason}`);
+  return refused ? 'refused' : 'done';
+}
+
+/** Victims were marked draining in the reservation; their reconcilers hear why. */
+async function tellVictims(decision: Decision) {
+  const why = `reclaimed for ${decision.reclaim_for}`;
+  const models = new Set((decision.victims ?? []).map((victim) => victim.model));
+  for (const victimModel of models) {
+    try {
+      await getExternalWorkflowHandle(reconcilerId(victimModel)).signal(reclaimedSignal, why);
+    } catch (error) {
+      // A victim without a running reconciler learns it on its next start; the drain is already recorded.
+      log.warn('could not tell a reclaimed model', { model: victimModel, error: String(error) });
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { reconcilerId, stateQuery } from '../../src/workflows/messages.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
+
+describe('creating a model starts its reconciler', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({
+      worker: true,
+      nodes: [{ name: 'gpu-1', capacity: { gpus: 8, cores: 64, memory_gib: 512 }, gpu_model: 'H100', labels: {} }],
+    });
+  });
+  after(() => stack.stop());
+
+  it('signalWithStart starts reconcile:<model>, whose pass reads the store and records a decision', async () => {
+    const put = await stack.call('PUT', '/api/v1/models/chat', {
+      min_replicas: 1,
+      max_replicas: 2,
+      profiles: [{ name: 'h100', priority: 1, resources: { gpus: 1 }, gpu_model: 'H100', default_concurrency: 4 }],
+    });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    const handle = stack.temporal.workflow.getHandle(reconcilerId('chat'));
+    const state = await eventually('a pass of the reconciler', async () => {
+      const view = await handle.query(stateQuery);
+      return view.passes > 0 && view.lastDecision ? view : undefined;
+    });
+    assert.equal(state.model, 'chat');
+    assert.equal(state.lastDecision?.action, 'place', state.lastDecision?.reason);
+    const decisions = await stack.call('GET', '/api/v1/models/chat/decisions');
+    // min_replicas 1 from zero replicas: the first decision places one replica on the only node.
+    const replicas = await eventually('a ready replica', async () => {
+      const answer = await stack.call('GET', '/api/v1/replicas?model=chat');
+      return answer.body.length === 1 && answer.body[0].state === 'ready' ? answer.body : undefined;
+    });
+    assert.equal(replicas[0].node, 'gpu-1');
+    assert.ok(decisions.status === 200 || decisions.status === 404);
+  });
+});

@@ -1,0 +1,109 @@
+import { after } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import type { ClusterNode } from '../../src/domain/cluster.ts';
+import { type Config, readConfig } from '../../src/config.ts';
+import { startApi } from '../../src/cli/serve.ts';
+import { startWorker } from '../../src/cli/worker.ts';
+import { connect, type Sql } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { newId } from '../../src/store/ids.ts';
+import { putNode } from '../../src/store/nodes.ts';
+import { sharedServices, stopOwnServices } from './services.ts';
+
+export interface Answer<T = any> {
+  status: number;
+  body: T;
+}
+
+export interface Stack {
+  url: string;
+  sql: Sql;
+  config: Config;
+  temporal: Client;
+  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer<T>>;
+  /** Starts (again) the worker: reconcilers, activities and the simulated cluster. */
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A fresh database, its own task queue, the API on a free port and (optionally) a worker. */
+export async function startStack(
+  options: { env?: Record<string, string>; nodes?: Omit<ClusterNode, 'state'>[]; worker?: boolean } = {},
+): Promise<Stack> {
+  const services = await sharedServices();
+  const database = `t_${newId()}`;
+  const admin = connect(services.databaseUrl, { max: 1 });
+  await admin.unsafe(`create database ${database}`);
+  await admin.end();
+  const url = new URL(services.databaseUrl);
+  url.pathname = `/${database}`;
+  const sql = connect(url.toString());
+  await migrate(sql);
+  for (const node of options.nodes ?? []) await putNode(sql, node);
+
+  const config: Config = {
+    ...readConfig({ LLMGW_RESYNC_S: '2', LLMGW_SIM_START_DELAY_MS: '200', LLMGW_DRAIN_GRACE_S: '0.2', ...options.env }),
+    taskQueue: `llmgw-test-${database}`,
+  };
+  const api = await startApi({ config, sql, temporalAddress: services.temporalAddress, port: 0, log: quiet });
+  const connection = await Connection.connect({ address: services.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
+
+  const stack: Stack = {
+    url: api.url,
+    sql,
+    config,
+    temporal,
+    async call(method, path, body, headers = {}) {
+      const response = await fetch(`${api.url}${path}`, {
+        method,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {}
+      return { status: response.status, body: parsed as never };
+    },
+    async startWorker() {
+      worker ??= await startWorker({ config, sql, temporalAddress: services.temporalAddress, log: quiet });
+    },
+    async stopWorker() {
+      await worker?.stop();
+      worker = null;
+    },
+    async stop() {
+      await stack.stopWorker();
+      await api.stop();
+      await connection.close();
+      await sql.end({ timeout: 5 });
+    },
+  };
+  if (options.worker) await stack.startWorker();
+  return stack;
+}
+
+const quiet = { info() {}, warn() {}, error: console.error };
+
+/** Stops the services a test file started for itself when run alone. */
+after(() => stopOwnServices());
+
+/** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
