@@ -1,15 +1,19 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
-import { StoreUnavailable, isConnectionError } from '../store/db.ts';
+import { isConnectionError, StoreUnavailable } from '../store/db.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
 import { errorBody, toErrorResponse, validationHook } from './http.ts';
+import { decisionsRouter } from './routes/decisions.ts';
 import { healthRoutes } from './routes/health.ts';
+import { loadRouter } from './routes/load.ts';
+import { measurementsRouter } from './routes/measurements.ts';
 import { modelsRouter } from './routes/models.ts';
 import { nodesRouter } from './routes/nodes.ts';
 import { quotasRouter } from './routes/quotas.ts';
 import { replicasRouter } from './routes/replicas.ts';
+import { targetRouter } from './routes/target.ts';
 import { tenancyRouter } from './routes/tenancy.ts';
 import { treeRouter } from './routes/tree.ts';
 
@@ -18,7 +22,19 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
   const app = new OpenAPIHono({ defaultHook: validationHook });
   healthRoutes(app, deps);
 
-  for (const router of [tenancyRouter, treeRouter, quotasRouter, modelsRouter, nodesRouter, replicasRouter]) {
+  const routers = [
+    tenancyRouter,
+    treeRouter,
+    quotasRouter,
+    modelsRouter,
+    loadRouter,
+    targetRouter,
+    decisionsRouter,
+    measurementsRouter,
+    nodesRouter,
+    replicasRouter,
+  ];
+  for (const router of routers) {
     app.route('/api/v1', router(deps));
   }
 
@@ -27,7 +43,8 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
     info: {
       title: 'llmgw API',
       version: '1',
-      description: 'Quotas, models and the cluster of the llmgw control plane. Errors are {"error": "<one sentence>"}.',
+      description:
+        'Quotas, models and the cluster of the llmgw control plane. Errors are {"error": "<one sentence>"}.',
     },
   });
   app.get('/docs', (c) => c.html(docsPage));

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
 import { readClusterFile } from '../cluster/sim/cluster-file.ts';
+import type { Config } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { startEmbeddedPostgres } from '../store/embedded.ts';
 import { migrate } from '../store/migrate.ts';
@@ -18,18 +18,26 @@ type Stop = () => Promise<void>;
  * the Temporal dev server with its Web UI (or TEMPORAL_ADDRESS), the worker with a simulated cluster,
  * and the API. Data stays in LLMGW_HOME, so a second start finds it again.
  */
-export async function runDev(config: Config, log: Pick<Console, 'info' | 'warn' | 'error'> = console): Promise<Stop> {
+export async function runDev(
+  config: Config,
+  log: Pick<Console, 'info' | 'warn' | 'error'> = console,
+): Promise<Stop> {
   await refuseBusyPorts(config);
   mkdirSync(config.home, { recursive: true });
   const stops: Stop[] = [];
   const stopAll: Stop = async () => {
-    for (const stop of stops.reverse()) await stop().catch((error) => log.warn(`while stopping: ${String(error)}`));
+    for (const stop of stops.reverse())
+      await stop().catch((error) => log.warn(`while stopping: ${String(error)}`));
   };
   try {
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
       log.info(`starting Postgres (data in ${join(config.home, 'postgres')}) ...`);
-      const pg = await startEmbeddedPostgres({ dir: join(config.home, 'postgres'), port: config.postgresPort, persistent: true });
+      const pg = await startEmbeddedPostgres({
+        dir: join(config.home, 'postgres'),
+        port: config.postgresPort,
+        persistent: true,
+      });
       stops.push(pg.stop);
       databaseUrl = pg.url;
     }
@@ -56,7 +64,9 @@ export async function runDev(config: Config, log: Pick<Console, 'info' | 'warn' 
 
     const nodes = readClusterFile(config.simClusterFile);
     for (const node of nodes) await putNode(sql, node);
-    log.info(`simulated cluster: ${nodes.length} node(s) from ${config.simClusterFile ?? 'the built-in demo cluster'}`);
+    log.info(
+      `simulated cluster: ${nodes.length} node(s) from ${config.simClusterFile ?? 'the built-in demo cluster'}`,
+    );
 
     const worker = await startWorker({ config, sql, temporalAddress, log });
     stops.push(worker.stop);
@@ -80,11 +90,16 @@ async function refuseBusyPorts(config: Config) {
   const wanted: [number, string][] = [[config.port, 'PORT']];
   if (!config.databaseUrl) wanted.push([config.postgresPort, 'LLMGW_POSTGRES_PORT']);
   if (!config.temporalAddress) {
-    wanted.push([config.temporalPort, 'LLMGW_TEMPORAL_PORT'], [config.temporalUiPort, 'LLMGW_TEMPORAL_UI_PORT']);
+    wanted.push(
+      [config.temporalPort, 'LLMGW_TEMPORAL_PORT'],
+      [config.temporalUiPort, 'LLMGW_TEMPORAL_UI_PORT'],
+    );
   }
   for (const [port, variable] of wanted) {
     if (await portInUse(port, config.host)) {
-      throw new Error(`port ${port} is in use (${variable}); stop what uses it, or set ${variable} to another port`);
+      throw new Error(
+        `port ${port} is in use (${variable}); stop what uses it, or set ${variable} to another port`,
+      );
     }
   }
 }

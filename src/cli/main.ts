@@ -16,26 +16,29 @@ commands:
 
 Configuration is read from the environment; see README.md.`;
 
+/** Stops cleanly on Ctrl-C, SIGTERM, or when the parent (npm) goes away without passing a signal on. */
 function onStopSignal(stop: () => Promise<void>) {
   let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      console.info(`\n${signal}: stopping ...`);
-      stop().then(
-        () => process.exit(0),
-        (error) => {
-          console.error(String(error));
-          process.exit(1);
-        },
-      );
-    });
-  }
+  const stopFor = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.info(`\n${why}: stopping ...`);
+    stop().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(String(error));
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopFor(signal));
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && stopFor('the parent process exited'), 1000).unref();
 }
 
 function required(value: string | undefined, name: string): string {
-  if (!value) throw new ConfigError(`${name} is not set; llmgw ${process.argv[2]} needs it (llmgw dev does not)`);
+  if (!value)
+    throw new ConfigError(`${name} is not set; llmgw ${process.argv[2]} needs it (llmgw dev does not)`);
   return value;
 }
 
@@ -51,7 +54,9 @@ async function main(command: string | undefined) {
       const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
       await migrate(sql);
       const running =
-        command === 'serve' ? await startApi({ config, sql, temporalAddress }) : await startWorker({ config, sql, temporalAddress });
+        command === 'serve'
+          ? await startApi({ config, sql, temporalAddress })
+          : await startWorker({ config, sql, temporalAddress });
       if ('url' in running) console.info(`llmgw API on ${running.url}`);
       else console.info(`llmgw worker on task queue ${config.taskQueue}`);
       onStopSignal(async () => {

@@ -35,8 +35,9 @@ export async function startApi(options: {
     options.log,
   );
   const server = await new Promise<Server>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port ?? config.port, hostname: config.host }, () =>
-      resolve(started as Server),
+    const started = serve(
+      { fetch: app.fetch, port: options.port ?? config.port, hostname: config.host },
+      () => resolve(started as Server),
     ) as Server;
     started.once('error', reject);
   });

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { PolicyCache } from '../activities/policy-cache.ts';
 import { createActivities } from '../activities/index.ts';
+import { PolicyCache } from '../activities/policy-cache.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../store/db.ts';
@@ -32,17 +32,24 @@ export async function startWorker(options: {
   const { config, sql } = options;
   const log = options.log ?? console;
   if (!runtimeInstalled) {
-    // Keep Temporal core's own logs to warnings; ours say what matters.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // Keep Temporal core's own logs to warnings; ours say what matters. Shutdown on signals is ours.
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     runtimeInstalled = true;
   }
   const clientConnection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const reconcilers = temporalReconcilers(client, config.taskQueue, log);
-  const sim = new SimCluster(sql, reconcilers, { startDelayMs: config.simStartDelayMs, drainGraceMs: config.drainGraceMs }, log);
+  const sim = new SimCluster(
+    sql,
+    reconcilers,
+    { startDelayMs: config.simStartDelayMs, drainGraceMs: config.drainGraceMs },
+    log,
+  );
   const policyCache = new PolicyCache(sql, Math.min(30_000, config.resyncMs), {
     onStale: (error, ageMs) =>
-      log.warn(`the store failed (${String(error)}); keeping the quota policy read ${Math.round(ageMs / 1000)} s ago`),
+      log.warn(
+        `the store failed (${String(error)}); keeping the quota policy read ${Math.round(ageMs / 1000)} s ago`,
+      ),
   });
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const worker = await Worker.create({

@@ -1,7 +1,13 @@
 import type { Load } from '../domain/model.ts';
 import type { Sql } from './db.ts';
 
-export async function putLoadReport(sql: Sql, model: string, source: string, inFlight: number, waiting: number) {
+export async function putLoadReport(
+  sql: Sql,
+  model: string,
+  source: string,
+  inFlight: number,
+  waiting: number,
+) {
   await sql`
     insert into load_reports (model, source, in_flight, waiting, reported_at)
     values (${model}, ${source}, ${inFlight}, ${waiting}, now())
@@ -13,9 +19,14 @@ export async function putLoadReport(sql: Sql, model: string, source: string, inF
  * The load of each model: the latest report of each source, summed over the sources that are fresh at
  * `now`. When none is fresh the newest stale figures are returned, and the policy sees them as stale.
  */
-export async function readLoad(sql: Sql, now: number, staleMs: number): Promise<Record<string, Load>> {
+export async function readLoad(
+  sql: Sql,
+  now: number,
+  staleMs: number,
+  model?: string,
+): Promise<Record<string, Load>> {
   const rows = await sql<{ model: string; in_flight: number; waiting: number; reported_at: Date }[]>`
-    select model, in_flight, waiting, reported_at from load_reports`;
+    select model, in_flight, waiting, reported_at from load_reports ${model ? sql`where model = ${model}` : sql``}`;
   const fresh = new Map<string, Load>();
   const newest = new Map<string, Load>();
   for (const row of rows) {
@@ -26,7 +37,11 @@ export async function readLoad(sql: Sql, now: number, staleMs: number): Promise<
       fresh.set(
         row.model,
         sum
-          ? { in_flight: sum.in_flight + report.in_flight, waiting: sum.waiting + report.waiting, reported_at: Math.max(sum.reported_at, at) }
+          ? {
+              in_flight: sum.in_flight + report.in_flight,
+              waiting: sum.waiting + report.waiting,
+              reported_at: Math.max(sum.reported_at, at),
+            }
           : report,
       );
     } else if ((newest.get(row.model)?.reported_at ?? -1) < at) {

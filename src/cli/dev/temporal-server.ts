@@ -31,7 +31,16 @@ export async function startTemporalDevServer(options: {
   namespace?: string;
   log?: (line: string) => void;
 }): Promise<TemporalDevServer> {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+  ];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');

@@ -1,0 +1,56 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { NotFound } from '../../domain/errors.ts';
+import { sizeForThroughput } from '../../policy/sizing.ts';
+import { getModel, setTarget } from '../../store/models.ts';
+import { readSnapshot } from '../../store/snapshot.ts';
+import type { ApiDeps } from '../deps.ts';
+import { jsonBody } from '../http.ts';
+import { ObjectNameSchema } from '../names.ts';
+import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+
+const SizingSchema = z
+  .object({
+    plan: z.array(z.object({ profile: z.string(), replicas: z.number(), tokens_per_sec: z.number() })),
+    reaches_tokens_per_sec: z.number(),
+    fits: z.boolean(),
+    blocked_by: z.array(z.string()),
+    applied: z.boolean(),
+  })
+  .openapi('SizingPlan');
+
+/** Sizes a model for a throughput against the room there is; with apply, stores it as its target. */
+export function targetRouter(deps: ApiDeps) {
+  const app = newRouter();
+  app.use('/models/:name/target', jsonBody(4 * 1024));
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/models/{name}/target',
+      tags: ['models'],
+      summary: 'Plan the replicas a throughput needs (and with apply, make it the target)',
+      request: {
+        params: z.object({ name: ObjectNameSchema }),
+        body: jsonRequest(
+          z.strictObject({
+            tokens_per_sec: z.number().finite().positive(),
+            apply: z.boolean().default(false),
+          }),
+        ),
+      },
+      responses: { 200: jsonContent(SizingSchema), ...errors(400, 404, 413, 503) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const { tokens_per_sec, apply } = c.req.valid('json');
+      if (!(await getModel(deps.sql, name))) throw new NotFound(`there is no model "${name}"`);
+      const snapshot = await readSnapshot(deps.sql, (deps.now ?? Date.now)(), deps.policy);
+      const plan = sizeForThroughput(snapshot, name, tokens_per_sec);
+      if (apply) {
+        await setTarget(deps.sql, name, tokens_per_sec);
+        await deps.reconcilers.tell([name], 'specChanged');
+      }
+      return c.json({ ...plan, applied: apply }, 200);
+    },
+  );
+  return app;
+}
