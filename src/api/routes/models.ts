@@ -20,7 +20,7 @@ const OWNER_BODY_LIMIT = 4 * 1024;
 
 const EngineSchema = z
   .looseObject({ kind: z.enum(['vllm', 'llama.cpp', 'sim', 'command']) })
-  .openapi('Engine', { description: 'How to start the profile; fields beyond kind are the engine\'s own' });
+  .openapi('Engine', { description: "How to start the profile; fields beyond kind are the engine's own" });
 
 const ProfileSchema = z
   .strictObject({
@@ -43,7 +43,7 @@ const ModelInputSchema = z
   })
   .openapi('ModelInput');
 
-const DecisionSchema = z
+export const DecisionSchema = z
   .object({
     at: z.string(),
     action: z.string(),
@@ -97,11 +97,16 @@ export function modelsRouter(deps: ApiDeps) {
   const summaries = async (names?: string[]) => {
     const snapshot = await readSnapshot(sql, now(), deps.policy);
     const models = await listModels(sql, names);
-    const last = await latestDecisions(sql, models.map((model) => model.name));
+    const last = await latestDecisions(
+      sql,
+      models.map((model) => model.name),
+    );
     const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
     return models.map((model) => {
       const replicas = snapshot.replicas.filter((replica) => replica.model === model.name);
-      const counts = Object.fromEntries(REPLICA_STATES.filter((s) => s !== 'stopped' && s !== 'failed').map((s) => [s, 0]));
+      const counts = Object.fromEntries(
+        REPLICA_STATES.filter((s) => s !== 'stopped' && s !== 'failed').map((s) => [s, 0]),
+      );
       for (const replica of replicas) counts[replica.state]++;
       const measured = new Map(
         snapshot.measurements.filter((m) => m.model === model.name).map((m) => [m.profile, m]),
@@ -110,7 +115,9 @@ export function modelsRouter(deps: ApiDeps) {
         .filter((replica) => SERVING_STATES.includes(replica.state))
         .reduce((total, replica) => {
           const profile = model.profiles.find((p) => p.name === replica.profile);
-          return total + (profile ? concurrencyOf(profile, measured.get(profile.name), snapshot.settings) : 0);
+          return (
+            total + (profile ? concurrencyOf(profile, measured.get(profile.name), snapshot.settings) : 0)
+          );
         }, 0);
       const load = snapshot.load[model.name];
       const fresh = load && now() - load.reported_at <= snapshot.settings.loadStaleMs;
@@ -130,7 +137,9 @@ export function modelsRouter(deps: ApiDeps) {
         owner_name: model.owner ? displayName(scopes, model.owner) : null,
         min_replicas: model.min_replicas,
         max_replicas: model.max_replicas,
-        ...(model.target_tokens_per_sec === undefined ? {} : { target_tokens_per_sec: model.target_tokens_per_sec }),
+        ...(model.target_tokens_per_sec === undefined
+          ? {}
+          : { target_tokens_per_sec: model.target_tokens_per_sec }),
         replicas: counts,
         in_flight: fresh ? load.in_flight + load.waiting : null,
         capacity_at_slo: capacity,
@@ -141,7 +150,9 @@ export function modelsRouter(deps: ApiDeps) {
     });
   };
 
-  app.use('/models/:name', async (c, next) => (c.req.method === 'PUT' ? jsonBody(MODEL_BODY_LIMIT)(c, next) : next()));
+  app.use('/models/:name', async (c, next) =>
+    c.req.method === 'PUT' ? jsonBody(MODEL_BODY_LIMIT)(c, next) : next(),
+  );
   app.openapi(
     createRoute({
       method: 'put',
@@ -159,13 +170,20 @@ export function modelsRouter(deps: ApiDeps) {
       const { name } = c.req.valid('param');
       const input = c.req.valid('json');
       if (input.min_replicas > input.max_replicas) {
-        throw new ApiError(400, `min_replicas (${input.min_replicas}) is above max_replicas (${input.max_replicas})`);
+        throw new ApiError(
+          400,
+          `min_replicas (${input.min_replicas}) is above max_replicas (${input.max_replicas})`,
+        );
       }
       const names = input.profiles.map((p) => p.name);
       const twice = names.find((n, i) => names.indexOf(n) !== i);
       if (twice) throw new ApiError(400, `profile "${twice}" is given twice`);
       const empty = input.profiles.find((p) => isEmpty(p.resources));
-      if (empty) throw new ApiError(400, `profile "${empty.name}" asks for no resources; give gpus, cores or memory_gib`);
+      if (empty)
+        throw new ApiError(
+          400,
+          `profile "${empty.name}" asks for no resources; give gpus, cores or memory_gib`,
+        );
       const owner = input.owner ? (await resolveOrRefuse(sql, input.owner)).key : null;
       const model: Model = { name, ...input, owner };
       const created = await putModel(sql, model);
@@ -182,7 +200,11 @@ export function modelsRouter(deps: ApiDeps) {
       summary: 'List models with their replicas, load, capacity at SLO and newest decision',
       responses: { 200: jsonContent(z.array(ModelViewSchema)), ...errors(503) },
     }),
-    async (c) => c.json((await summaries()).map(({ summary }) => summary), 200),
+    async (c) =>
+      c.json(
+        (await summaries()).map(({ summary }) => summary),
+        200,
+      ),
   );
 
   app.openapi(
@@ -201,7 +223,10 @@ export function modelsRouter(deps: ApiDeps) {
       const detail = {
         ...found.summary,
         profiles: found.profiles,
-        replicas_list: found.replicas.map((r) => ({ ...r, created_at: new Date(r.created_at).toISOString() })),
+        replicas_list: found.replicas.map((r) => ({
+          ...r,
+          created_at: new Date(r.created_at).toISOString(),
+        })),
         decisions: await listDecisions(sql, name, 10),
       };
       return c.json(detail as z.infer<typeof ModelDetailSchema>, 200);
@@ -232,8 +257,14 @@ export function modelsRouter(deps: ApiDeps) {
       path: '/models/{name}/owner',
       tags: ['models'],
       summary: 'Set or clear ("") the owner of a model',
-      request: { params: NameParam, body: jsonRequest(z.strictObject({ owner: z.union([ScopeRefSchema, z.literal('')]) })) },
-      responses: { 200: jsonContent(z.object({ model: z.string(), owner: z.string().nullable() })), ...errors(400, 404, 413, 503) },
+      request: {
+        params: NameParam,
+        body: jsonRequest(z.strictObject({ owner: z.union([ScopeRefSchema, z.literal('')]) })),
+      },
+      responses: {
+        200: jsonContent(z.object({ model: z.string(), owner: z.string().nullable() })),
+        ...errors(400, 404, 413, 503),
+      },
     }),
     async (c) => {
       const { name } = c.req.valid('param');
