@@ -58,7 +58,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     drainGraceMs: number(env, 'LLMGW_DRAIN_GRACE_S', 30) * 1000,
     adminToken: env.LLMGW_ADMIN_TOKEN || undefined,
     metricsPort,
-    taskQueue: 'llmgw-reconciler',
+    taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
     policy: {
       ...DEFAULT_POLICY_SETTINGS,
       scaleDownWindowMs: number(env, 'LLMGW_SCALE_DOWN_WINDOW_S', 120) * 1000,

@@ -1,12 +1,12 @@
 import { after } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import type { ClusterNode } from '../../src/domain/cluster.ts';
-import { type Config, readConfig } from '../../src/config.ts';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
+import { type Config, readConfig } from '../../src/config.ts';
+import type { ClusterNode } from '../../src/domain/cluster.ts';
 import { connect, type Sql } from '../../src/store/db.ts';
-import { migrate } from '../../src/store/migrate.ts';
 import { newId } from '../../src/store/ids.ts';
+import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
 import { sharedServices, stopOwnServices } from './services.ts';
 
@@ -20,7 +20,13 @@ export interface Stack {
   sql: Sql;
   config: Config;
   temporal: Client;
-  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer<T>>;
+  temporalAddress: string;
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Answer<T>>;
   /** Starts (again) the worker: reconcilers, activities and the simulated cluster. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -29,21 +35,27 @@ export interface Stack {
 
 /** A fresh database, its own task queue, the API on a free port and (optionally) a worker. */
 export async function startStack(
-  options: { env?: Record<string, string>; nodes?: Omit<ClusterNode, 'state'>[]; worker?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    nodes?: Omit<ClusterNode, 'state'>[];
+    worker?: boolean;
+    /** A Postgres of the test's own (fault tests stop it); else a fresh database in the shared one. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<Stack> {
   const services = await sharedServices();
   const database = `t_${newId()}`;
-  const admin = connect(services.databaseUrl, { max: 1 });
-  await admin.unsafe(`create database ${database}`);
-  await admin.end();
-  const url = new URL(services.databaseUrl);
-  url.pathname = `/${database}`;
-  const sql = connect(url.toString());
+  const sql = connect(options.databaseUrl ?? (await createDatabase(services.databaseUrl, database)));
   await migrate(sql);
   for (const node of options.nodes ?? []) await putNode(sql, node);
 
   const config: Config = {
-    ...readConfig({ LLMGW_RESYNC_S: '2', LLMGW_SIM_START_DELAY_MS: '200', LLMGW_DRAIN_GRACE_S: '0.2', ...options.env }),
+    ...readConfig({
+      LLMGW_RESYNC_S: '2',
+      LLMGW_SIM_START_DELAY_MS: '200',
+      LLMGW_DRAIN_GRACE_S: '0.2',
+      ...options.env,
+    }),
     taskQueue: `llmgw-test-${database}`,
   };
   const api = await startApi({ config, sql, temporalAddress: services.temporalAddress, port: 0, log: quiet });
@@ -56,6 +68,7 @@ export async function startStack(
     sql,
     config,
     temporal,
+    temporalAddress: services.temporalAddress,
     async call(method, path, body, headers = {}) {
       const response = await fetch(`${api.url}${path}`, {
         method,
@@ -89,11 +102,25 @@ export async function startStack(
 
 const quiet = { info() {}, warn() {}, error: console.error };
 
+/** Creates a database next to the one `adminUrl` names and returns its URL. */
+async function createDatabase(adminUrl: string, database: string): Promise<string> {
+  const admin = connect(adminUrl, { max: 1 });
+  await admin.unsafe(`create database ${database}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
 /** Stops the services a test file started for itself when run alone. */
 after(() => stopOwnServices());
 
 /** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
