@@ -17,12 +17,17 @@ export interface StartOutcome {
  */
 export function backedOffUntil(outcomes: readonly StartOutcome[]): Record<string, number> {
   const byProfile = new Map<string, StartOutcome[]>();
-  for (const outcome of outcomes) byProfile.set(outcome.profile, [...(byProfile.get(outcome.profile) ?? []), outcome]);
+  for (const outcome of outcomes)
+    byProfile.set(outcome.profile, [...(byProfile.get(outcome.profile) ?? []), outcome]);
   const until: Record<string, number> = {};
   for (const [profile, list] of byProfile) {
     const newestFirst = [...list].sort((a, b) => b.at - a.at);
-    const firstSuccess = newestFirst.findIndex((o) => o.state !== 'failed' && o.state !== 'pending' && o.state !== 'starting');
-    const failures = newestFirst.slice(0, firstSuccess < 0 ? newestFirst.length : firstSuccess).filter((o) => o.state === 'failed');
+    const firstSuccess = newestFirst.findIndex(
+      (o) => o.state !== 'failed' && o.state !== 'pending' && o.state !== 'starting',
+    );
+    const failures = newestFirst
+      .slice(0, firstSuccess < 0 ? newestFirst.length : firstSuccess)
+      .filter((o) => o.state === 'failed');
     if (failures.length === 0) continue;
     until[profile] = failures[0].at + Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** (failures.length - 1));
   }

@@ -45,9 +45,17 @@ describe('crashes lose nothing and double nothing', () => {
     dir = mkdtempSync(join(tmpdir(), 'llmgw-fault-pg-'));
     port = await freePort();
     pg = await startEmbeddedPostgres({ dir, port, persistent: true });
-    stack = await startStack({ databaseUrl: pg.url, env: FAST, nodes: [gpuNode('gpu-1', 8), gpuNode('gpu-2', 8)] });
+    stack = await startStack({
+      databaseUrl: pg.url,
+      env: FAST,
+      nodes: [gpuNode('gpu-1', 8), gpuNode('gpu-2', 8)],
+    });
     await ok(stack, 'POST', '/api/v1/orgs', { name: 'Acme' });
-    await ok(stack, 'PUT', '/api/v1/quotas', { scope: 'org:Acme', guarantee: { gpus: 4 }, limit: { gpus: 6 } });
+    await ok(stack, 'PUT', '/api/v1/quotas', {
+      scope: 'org:Acme',
+      guarantee: { gpus: 4 },
+      limit: { gpus: 6 },
+    });
   });
   after(async () => {
     if (worker) await killed(worker);
@@ -72,7 +80,9 @@ describe('crashes lose nothing and double nothing', () => {
       const states = await eventually(
         'the worker at work',
         async () => {
-          const all = (await ok<{ state: string }[]>(stack, 'GET', '/api/v1/replicas?model=sturdy')).map((r) => r.state);
+          const all = (await ok<{ state: string }[]>(stack, 'GET', '/api/v1/replicas?model=sturdy')).map(
+            (r) => r.state,
+          );
           return JSON.stringify(all) !== previous ? all : undefined;
         },
         30_000,
@@ -108,7 +118,11 @@ describe('crashes lose nothing and double nothing', () => {
     await new Promise((resolve) => setTimeout(resolve, 3000)); // passes fail and retry meanwhile
 
     pg = await startEmbeddedPostgres({ dir, port, persistent: true });
-    await eventually('the API answers again', async () => (await stack.call('GET', '/readyz')).status === 200, 30_000);
+    await eventually(
+      'the API answers again',
+      async () => (await stack.call('GET', '/readyz')).status === 200,
+      30_000,
+    );
     const after = await activeReplicas(stack, 'sturdy');
     assert.deepEqual(after.map((r) => r.id).sort(), before.map((r) => r.id).sort());
     const [quota] = await ok(stack, 'GET', '/api/v1/quotas');

@@ -1,14 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
-import { activeReplicas, decisionSaying, decisions, FAST, gpuNode, gpuProfile, ok, settledAt } from './support.ts';
+import {
+  activeReplicas,
+  decisionSaying,
+  decisions,
+  FAST,
+  gpuNode,
+  gpuProfile,
+  ok,
+  settledAt,
+} from './support.ts';
 
 describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
   let stack: Stack;
   before(async () => {
     stack = await startStack({ worker: true, env: FAST, nodes: [gpuNode('gpu-1', 4)] });
     await ok(stack, 'POST', '/api/v1/orgs', { name: 'Acme' });
-    for (const name of ['ml', 'web', 'batch']) await ok(stack, 'POST', '/api/v1/teams', { org: 'Acme', name });
+    for (const name of ['ml', 'web', 'batch'])
+      await ok(stack, 'POST', '/api/v1/teams', { org: 'Acme', name });
   });
   after(() => stack.stop());
 
@@ -27,7 +37,10 @@ describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
     await ok(stack, 'POST', '/api/v1/models/batch-job/load', { in_flight: 3 });
     await settledAt(stack, 'batch-job', 1);
     const blocked = await decisionSaying(stack, 'batch-job', /a limit of team Acme \/ batch stops h100/);
-    assert.match(JSON.stringify(blocked.inputs.rejected), /limit of team Acme \/ batch: holds 1 GPU \+ 1 > 1/);
+    assert.match(
+      JSON.stringify(blocked.inputs.rejected),
+      /limit of team Acme \/ batch: holds 1 GPU \+ 1 > 1/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal((await activeReplicas(stack, 'batch-job')).length, 1, 'the limit still holds a pass later');
   });
@@ -59,20 +72,34 @@ describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.equal((await activeReplicas(stack, 'ml-chat')).length, 2);
     assert.equal((await decisions(stack, 'web-chat')).filter((d) => d.action === 'reclaim').length, 0);
-    const replicas = await ok<{ model: string; protected: boolean }[]>(stack, 'GET', '/api/v1/replicas?state=ready');
+    const replicas = await ok<{ model: string; protected: boolean }[]>(
+      stack,
+      'GET',
+      '/api/v1/replicas?state=ready',
+    );
     assert.ok(replicas.filter((r) => r.model === 'ml-chat').every((r) => r.protected));
   });
 
   it('an owner change and a quota change take effect within a pass', async () => {
     // Raising batch's limit lets batch-job grow once there is room: a new node, which web-chat no longer wants.
     await ok(stack, 'POST', '/api/v1/models/web-chat/load', { in_flight: 1 });
-    await ok(stack, 'PUT', '/api/v1/nodes/gpu-2', { capacity: { gpus: 2, cores: 24, memory_gib: 256 }, gpu_model: 'H100' });
+    await ok(stack, 'PUT', '/api/v1/nodes/gpu-2', {
+      capacity: { gpus: 2, cores: 24, memory_gib: 256 },
+      gpu_model: 'H100',
+    });
     await ok(stack, 'PUT', '/api/v1/quotas', { scope: 'team:Acme/batch', limit: { gpus: 3 } });
-    await eventually('batch-job grows past its old limit', async () => (await activeReplicas(stack, 'batch-job')).length === 3);
+    await eventually(
+      'batch-job grows past its old limit',
+      async () => (await activeReplicas(stack, 'batch-job')).length === 3,
+    );
     // Moving ml-chat to team web, which has no guarantee, makes its replicas borrowed at once.
     await ok(stack, 'POST', '/api/v1/models/ml-chat/owner', { owner: 'team:Acme/web' });
     await eventually('ml-chat replicas are borrowed', async () => {
-      const replicas = await ok<{ model: string; protected: boolean }[]>(stack, 'GET', '/api/v1/replicas?model=ml-chat');
+      const replicas = await ok<{ model: string; protected: boolean }[]>(
+        stack,
+        'GET',
+        '/api/v1/replicas?model=ml-chat',
+      );
       return replicas.filter((r) => r.model === 'ml-chat').every((r) => !r.protected);
     });
     const tree = await ok(stack, 'GET', '/api/v1/quotas');
@@ -84,7 +111,11 @@ describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
 describe('concurrent reservations', () => {
   let stack: Stack;
   before(async () => {
-    stack = await startStack({ worker: true, env: FAST, nodes: [gpuNode('big-1', 64), gpuNode('big-2', 64)] });
+    stack = await startStack({
+      worker: true,
+      env: FAST,
+      nodes: [gpuNode('big-1', 64), gpuNode('big-2', 64)],
+    });
     await ok(stack, 'POST', '/api/v1/orgs', { name: 'Tight' });
     await ok(stack, 'PUT', '/api/v1/quotas', { scope: 'org:Tight', limit: { gpus: 10 } });
   });
@@ -102,12 +133,16 @@ describe('concurrent reservations', () => {
         }),
       ),
     );
-    await Promise.all(names.map((name) => ok(stack, 'POST', `/api/v1/models/${name}/load`, { in_flight: 3 })));
+    await Promise.all(
+      names.map((name) => ok(stack, 'POST', `/api/v1/models/${name}/load`, { in_flight: 3 })),
+    );
     let most = 0;
     await eventually(
       'every model decided at least once after the load',
       async () => {
-        const held = (await ok<{ state: string; resources: { gpus: number } }[]>(stack, 'GET', '/api/v1/replicas'))
+        const held = (
+          await ok<{ state: string; resources: { gpus: number } }[]>(stack, 'GET', '/api/v1/replicas')
+        )
           .filter((r) => r.state !== 'stopped' && r.state !== 'failed')
           .reduce((total, r) => total + r.resources.gpus, 0);
         most = Math.max(most, held);

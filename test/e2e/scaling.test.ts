@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
-import { activeReplicas, decisionSaying, decisions, FAST, gpuNode, gpuProfile, ok, settledAt } from './support.ts';
+import {
+  activeReplicas,
+  decisionSaying,
+  decisions,
+  FAST,
+  gpuNode,
+  gpuProfile,
+  ok,
+  settledAt,
+} from './support.ts';
 
 /** Through the HTTP API only, against the real worker, Temporal dev server and Postgres. */
 describe('a model is kept at the replicas its load needs', () => {
@@ -75,10 +84,7 @@ describe('a model is kept at the replicas its load needs', () => {
     await ok(stack, 'PUT', '/api/v1/models/fallback', {
       min_replicas: 1,
       max_replicas: 1,
-      profiles: [
-        { ...gpuProfile('b200', 1), gpu_model: 'B200', priority: 20 },
-        gpuProfile('h100', 1),
-      ],
+      profiles: [{ ...gpuProfile('b200', 1), gpu_model: 'B200', priority: 20 }, gpuProfile('h100', 1)],
     });
     const [replica] = await settledAt(stack, 'fallback', 1);
     assert.equal(replica.profile, 'h100');
@@ -94,13 +100,19 @@ describe('a model is kept at the replicas its load needs', () => {
     });
     await settledAt(stack, 'doomed', 2);
     await ok(stack, 'DELETE', '/api/v1/models/doomed');
-    await eventually('the model is gone', async () => (await stack.call('GET', '/api/v1/models/doomed')).status === 404);
+    await eventually(
+      'the model is gone',
+      async () => (await stack.call('GET', '/api/v1/models/doomed')).status === 404,
+    );
     const replicas = await ok<{ state: string }[]>(stack, 'GET', '/api/v1/replicas?model=doomed');
     assert.deepEqual(
       replicas.map((r) => r.state),
       ['stopped', 'stopped'],
     );
     const handle = stack.temporal.workflow.getHandle('reconcile:doomed');
-    await eventually('the reconciler ended', async () => (await handle.describe()).status.name === 'COMPLETED');
+    await eventually(
+      'the reconciler ended',
+      async () => (await handle.describe()).status.name === 'COMPLETED',
+    );
   });
 });

@@ -25,13 +25,20 @@ export const cpuNode = (name: string, cores: number) => ({
 
 export async function ok<T = any>(stack: Stack, method: string, path: string, body?: unknown): Promise<T> {
   const answer = await stack.call(method, path, body);
-  assert.ok(answer.status >= 200 && answer.status < 300, `${method} ${path} -> ${answer.status} ${JSON.stringify(answer.body)}`);
+  assert.ok(
+    answer.status >= 200 && answer.status < 300,
+    `${method} ${path} -> ${answer.status} ${JSON.stringify(answer.body)}`,
+  );
   return answer.body as T;
 }
 
 /** Active replicas of a model (they hold room), by state. */
 export async function activeReplicas(stack: Stack, model: string) {
-  const all = await ok<{ id: string; state: string; node: string; profile: string }[]>(stack, 'GET', `/api/v1/replicas?model=${model}`);
+  const all = await ok<{ id: string; state: string; node: string; profile: string }[]>(
+    stack,
+    'GET',
+    `/api/v1/replicas?model=${model}`,
+  );
   return all.filter((r) => r.state !== 'stopped' && r.state !== 'failed');
 }
 

@@ -12,7 +12,10 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-export const SERVICE_ENV = { database: 'LLMGW_TEST_DATABASE_URL', temporal: 'LLMGW_TEST_TEMPORAL_ADDRESS' } as const;
+export const SERVICE_ENV = {
+  database: 'LLMGW_TEST_DATABASE_URL',
+  temporal: 'LLMGW_TEST_TEMPORAL_ADDRESS',
+} as const;
 
 /** An embedded Postgres and a Temporal dev server (in memory, no UI) on free ports. */
 export async function startServices(log: (line: string) => void = () => {}): Promise<Services> {
@@ -41,7 +44,8 @@ let own: Promise<Services> | null = null;
 export function sharedServices(): Promise<Services> {
   const databaseUrl = process.env[SERVICE_ENV.database];
   const temporalAddress = process.env[SERVICE_ENV.temporal];
-  if (databaseUrl && temporalAddress) return Promise.resolve({ databaseUrl, temporalAddress, stop: async () => {} });
+  if (databaseUrl && temporalAddress)
+    return Promise.resolve({ databaseUrl, temporalAddress, stop: async () => {} });
   own ??= startServices();
   return own;
 }

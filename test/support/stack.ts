@@ -1,4 +1,3 @@
-import { after } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
@@ -8,7 +7,7 @@ import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
-import { sharedServices, stopOwnServices } from './services.ts';
+import { sharedServices } from './services.ts';
 
 export interface Answer<T = any> {
   status: number;
@@ -94,6 +93,7 @@ export async function startStack(
       await api.stop();
       await connection.close();
       await sql.end({ timeout: 5 });
+      await services.stop();
     },
   };
   if (options.worker) await stack.startWorker();
@@ -111,9 +111,6 @@ async function createDatabase(adminUrl: string, database: string): Promise<strin
   url.pathname = `/${database}`;
   return url.toString();
 }
-
-/** Stops the services a test file started for itself when run alone. */
-after(() => stopOwnServices());
 
 /** Polls `check` until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(

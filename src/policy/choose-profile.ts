@@ -1,0 +1,107 @@
+import type { ProfileRejection } from '../domain/decision.ts';
+import type { Model, Profile } from '../domain/model.ts';
+import type { ModelMemory } from '../domain/snapshot.ts';
+import { limitSentence, listing, noRoomFor, scopeLabel } from './explain.ts';
+import { blockingLimit } from './limits.ts';
+import { pickNode } from './placement.ts';
+import { planReclaim, type ReclaimPlan, reclaimingScope } from './reclaim.ts';
+import type { View } from './view.ts';
+
+export type ProfileChoice =
+  | { action: 'place'; profile: Profile; node: string; rejected: ProfileRejection[] }
+  | { action: 'reclaim'; profile: Profile; plan: ReclaimPlan; rejected: ProfileRejection[] }
+  /** `pending` sums up why none fitted: "no room for a (needs 4 GPUs) and a limit of org Beta stops b". */
+  | { action: 'none'; pending: string; rejected: ProfileRejection[] };
+
+interface Rejection extends ProfileRejection {
+  /** The part of the pending sentence this profile adds. */
+  summary: string;
+}
+
+/**
+ * Where the model's next replica goes (POLICY.md "Choosing a profile"). For each profile in trial
+ * order: a backed-off profile is skipped; a limit on the chain that blocks it sends on to the next;
+ * a node with room takes it; with no room, an owner within its guarantee reclaims for it (before
+ * trying the next profile: a guarantee means the owner gets its preferred profile); else the next.
+ * `measuredOnly` skips unmeasured profiles when only a target throughput asks for the replica: they
+ * add no known throughput, so adding them could never meet the target.
+ */
+export function chooseProfile(
+  view: View,
+  model: Model,
+  profiles: readonly Profile[],
+  memory: ModelMemory,
+  measuredOnly: boolean,
+): ProfileChoice {
+  const rejections: Rejection[] = [];
+  const measurements = view.measurementsOf(model.name);
+  for (const profile of profiles) {
+    const rejection = rejectionOf(
+      view,
+      model,
+      profile,
+      memory,
+      measuredOnly && !measurements.has(profile.name),
+    );
+    if (rejection) {
+      rejections.push(rejection);
+      continue;
+    }
+    const rejected = rejections.map(({ profile, why }) => ({ profile, why }));
+    const node = pickNode(view, profile);
+    if (node) return { action: 'place', profile, node, rejected };
+    const plan = planReclaim(view, model, profile);
+    if (plan) return { action: 'reclaim', profile, plan, rejected };
+    rejections.push(noRoom(view, model, profile));
+  }
+  const summaries = [...new Set(rejections.map((r) => r.summary))];
+  return {
+    action: 'none',
+    pending: summaries.length ? listing(summaries) : 'the model has no profile',
+    rejected: rejections.map(({ profile, why }) => ({ profile, why })),
+  };
+}
+
+/** Why the profile is not even tried on the nodes, or null when it may be. */
+function rejectionOf(
+  view: View,
+  model: Model,
+  profile: Profile,
+  memory: ModelMemory,
+  unmeasured: boolean,
+): Rejection | null {
+  const until = memory.backedOffUntil[profile.name];
+  if (until !== undefined && until > view.now) {
+    const seconds = Math.ceil((until - view.now) / 1000);
+    return {
+      profile: profile.name,
+      why: `backed off for ${seconds} s more after failed starts`,
+      summary: `${profile.name} is backed off`,
+    };
+  }
+  if (unmeasured) {
+    return {
+      profile: profile.name,
+      why: 'not measured, so it adds no known throughput toward the target',
+      summary: `${profile.name} is not measured`,
+    };
+  }
+  const block = blockingLimit(view, model.owner, profile.resources);
+  if (block) {
+    return {
+      profile: profile.name,
+      why: limitSentence(view, block, profile.resources),
+      summary: `a limit of ${scopeLabel(view, block.scope)} stops ${profile.name}`,
+    };
+  }
+  return null;
+}
+
+function noRoom(view: View, model: Model, profile: Profile): Rejection {
+  const summary = noRoomFor(profile);
+  const within = reclaimingScope(view, model.owner, profile.resources);
+  const why = within
+    ? `${summary} and nothing borrowed to reclaim for ${scopeLabel(view, within)}`
+    : `${summary}, and the owner is not within a guarantee for it, so it waits`;
+  return { profile: profile.name, why, summary };
+}

@@ -1,0 +1,182 @@
+import type { Replica } from '../domain/cluster.ts';
+import type { Decision, DecisionInputs } from '../domain/decision.ts';
+import type { Model } from '../domain/model.ts';
+import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
+import { chooseProfile } from './choose-profile.ts';
+import { inFlight, quotaStanding, replicas, scopeLabel, standing } from './explain.ts';
+import { holdsOf } from './holdings.ts';
+import { type LoadReading, loadOf } from './load.ts';
+import { type ModelFigures, modelFigures } from './model-figures.ts';
+import { formatNumber } from './resources.ts';
+import { removable, removalOrder } from './scale-down.ts';
+import { type UpTrigger, upTrigger } from './scaling.ts';
+import { type View, viewOf } from './view.ts';
+
+type Common = Pick<Decision, 'model' | 'rejected' | 'inputs' | 'memory'>;
+
+/**
+ * One pass of a model's reconciler (POLICY.md "Scaling a model" and "Choosing a profile"): at most
+ * one replica placed, reclaimed for or removed; the reconciler loops until the answer is 'none'.
+ *
+ * 1. Replicas beyond max_replicas are removed at once, in removal order.
+ * 2. A replica is added when a trigger asks (min_replicas, load above capacity, target throughput),
+ *    within max_replicas, limits, headroom and reclaim.
+ * 3. Otherwise one replica is taken back once the scale-down condition has held for the window;
+ *    never while a replica is pending or starting, never on unknown load. A scope over its limit
+ *    does not force a removal (a limit stops nothing that runs); it decides which replica goes first.
+ *
+ * `memory.scaleDownSince` comes back in `decision.memory`: set when the condition starts to hold,
+ * kept while it holds, null when it breaks and after each removal (every removal waits a window).
+ */
+export function decideModel(input: Snapshot | View, modelName: string, memory: ModelMemory): Decision {
+  const view = viewOf(input);
+  const model = view.models.get(modelName);
+  if (!model) return unknownModel(modelName);
+  const figures = modelFigures(view, model);
+  const load = loadOf(view, model.name);
+  const common: Common = {
+    model: model.name,
+    rejected: [],
+    inputs: decisionInputs(view, model, figures, load),
+    memory: { scaleDownSince: null },
+  };
+  const order = removalOrder(view, model, figures);
+  const n = figures.serving.length;
+  if (n > model.max_replicas) {
+    const replica = [...figures.serving].sort(order)[0];
+    return remove(common, replica, `scale down: ${replicas(n)} > max_replicas ${model.max_replicas}`);
+  }
+  const up = upTrigger(model, figures, load);
+  if (up) return addReplica(view, model, figures, memory, up, common);
+  if (load.inFlight === null) {
+    return { ...common, action: 'none', reason: `steady: ${load.why}; ${serving(figures)}` };
+  }
+  return scaleDown(view, model, figures, load.inFlight, memory, order, common);
+}
+
+const serving = (figures: ModelFigures) =>
+  `${formatNumber(figures.capacity)} at SLO on ${replicas(figures.serving.length)}`;
+
+/** Up: one replica of the first profile that fits, by placement or reclaim; else pending, and why. */
+function addReplica(
+  view: View,
+  model: Model,
+  figures: ModelFigures,
+  memory: ModelMemory,
+  up: UpTrigger,
+  common: Common,
+): Decision {
+  if (figures.serving.length >= model.max_replicas) {
+    const pending = `max_replicas ${model.max_replicas} reached`;
+    return { ...common, action: 'none', pending, reason: `${up.why}; pending: ${pending}` };
+  }
+  const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly);
+  const { rejected } = choice;
+  if (choice.action === 'none') {
+    const { pending } = choice;
+    return { ...common, rejected, action: 'none', pending, reason: `${up.why}; pending: ${pending}` };
+  }
+  const { profile } = choice;
+  const placed = { ...common, rejected, profile: profile.name, resources: profile.resources };
+  if (choice.action === 'place') {
+    const where = quotaStanding(view, model.owner, profile.resources);
+    const reason = `${up.why}; placed ${profile.name} on ${choice.node}${where ? ` (${where})` : ''}`;
+    return { ...placed, action: 'place', node: choice.node, reason };
+  }
+  const { plan } = choice;
+  const reason =
+    `${up.why}; reclaimed ${replicas(plan.victims.length, 'borrowed ')} on ${plan.node} ` +
+    `for ${scopeLabel(view, plan.for)} (within ${standing(view, plan.for, 'guarantee')}) to place ${profile.name}`;
+  return {
+    ...placed,
+    action: 'reclaim',
+    node: plan.node,
+    victims: plan.victims,
+    reclaim_for: plan.for,
+    reason,
+  };
+}
+
+/** Down: one replica once the scale-down condition has held for the window; the window is kept in memory. */
+function scaleDown(
+  view: View,
+  model: Model,
+  figures: ModelFigures,
+  load: number,
+  memory: ModelMemory,
+  order: (a: Replica, b: Replica) => number,
+  common: Common,
+): Decision {
+  const steady = `steady: ${inFlight(load)} <= ${serving(figures)}`;
+  if (figures.settling.length > 0) {
+    const settling = `${replicas(figures.settling.length)} pending or starting`;
+    return { ...common, action: 'none', reason: `${steady}; no scale-down while ${settling}` };
+  }
+  const candidate = removable(model, figures, load, order);
+  if (!candidate) return { ...common, action: 'none', reason: steady };
+
+  const since = memory.scaleDownSince ?? view.now;
+  const condition =
+    `${inFlight(load)} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
+    `without replica ${candidate.replica.id} for ${Math.round((view.now - since) / 1000)} s`;
+  if (view.now - since >= view.settings.scaleDownWindowMs) {
+    return remove(common, candidate.replica, `scale down: ${condition}`);
+  }
+  const window = Math.round(view.settings.scaleDownWindowMs / 1000);
+  return {
+    ...common,
+    memory: { scaleDownSince: since },
+    action: 'none',
+    reason: `steady: ${condition} of the ${window} s window`,
+  };
+}
+
+function remove(common: Common, replica: Replica, why: string): Decision {
+  return {
+    ...common,
+    action: 'remove',
+    replica: replica.id,
+    profile: replica.profile,
+    node: replica.node,
+    reason: `${why}; removing ${replica.id}`,
+  };
+}
+
+function decisionInputs(view: View, model: Model, figures: ModelFigures, load: LoadReading): DecisionInputs {
+  const quotas = view
+    .chain(model.owner)
+    .filter((key) => view.quotas.has(key))
+    .map((key) => {
+      const { guarantee, limit } = view.quotas.get(key)!;
+      return { scope: key, name: view.displayName(key), guarantee, limit, holds: holdsOf(view, key) };
+    });
+  return {
+    in_flight: load.inFlight,
+    capacity_at_slo: figures.capacity,
+    replicas: figures.serving.length,
+    min_replicas: model.min_replicas,
+    max_replicas: model.max_replicas,
+    target_tokens_per_sec: model.target_tokens_per_sec,
+    tokens_per_sec: figures.tokensPerSec,
+    quotas,
+  };
+}
+
+function unknownModel(name: string): Decision {
+  return {
+    model: name,
+    action: 'none',
+    reason: `there is no model "${name}"`,
+    rejected: [],
+    inputs: {
+      in_flight: null,
+      capacity_at_slo: 0,
+      replicas: 0,
+      min_replicas: 0,
+      max_replicas: 0,
+      tokens_per_sec: 0,
+      quotas: [],
+    },
+    memory: { scaleDownSince: null },
+  };
+}

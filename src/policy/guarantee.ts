@@ -1,0 +1,53 @@
+import type { Resources } from '../domain/resources.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import { add, fitsWithin, usesAnyOf, zero } from './resources.ts';
+import { perView, type View } from './view.ts';
+
+/**
+ * For every active replica, the nearest scope on its owner's chain whose guarantee it fits, or null
+ * when it is borrowed (POLICY.md "Guarantee: protected and borrowed").
+ *
+ * Each scope S with a guarantee walks all active replicas under S oldest first, on its own: a replica
+ * is taken if it uses a dimension G(S) sets and, added to those taken before, stays <= G(S); else it
+ * is skipped and later, smaller ones may still fit. The walks are independent, so one pass over the
+ * replicas in age order runs them all side by side.
+ *
+ * A model without owner (or whose owner names no scope) has an empty chain: no guarantee covers its
+ * replicas, so they are always borrowed and may be reclaimed by any scope within its guarantee.
+ */
+export const protection: (view: View) => Map<string, ScopeKey | null> = perView((view) => {
+  const taken = new Map<ScopeKey, Resources>();
+  const protector = new Map<string, ScopeKey | null>();
+  for (const replica of view.active) {
+    let by: ScopeKey | null = null;
+    for (const key of view.chain(view.ownerOf(replica))) {
+      const guarantee = view.quotas.get(key)?.guarantee;
+      if (!guarantee || !usesAnyOf(replica.resources, guarantee)) continue;
+      const after = add(taken.get(key) ?? {}, replica.resources);
+      if (!fitsWithin(after, guarantee)) continue;
+      taken.set(key, after);
+      by ??= key;
+    }
+    protector.set(replica.id, by);
+  }
+  return protector;
+});
+
+export const isBorrowed = (view: View, replicaId: string): boolean =>
+  protection(view).get(replicaId) === null;
+
+/**
+ * borrowed(S) for every scope (zero when nothing): the resources of the borrowed replicas under S,
+ * which is what could be reclaimed from S.
+ */
+export const borrowedByScope: (view: View) => Map<ScopeKey, Resources> = perView((view) => {
+  const borrowed = new Map<ScopeKey, Resources>();
+  for (const key of view.scopes.keys()) borrowed.set(key, zero());
+  for (const replica of view.active) {
+    if (!isBorrowed(view, replica.id)) continue;
+    for (const key of view.chain(view.ownerOf(replica))) {
+      borrowed.set(key, add(borrowed.get(key)!, replica.resources));
+    }
+  }
+  return borrowed;
+});

@@ -1,0 +1,26 @@
+import type { Resources } from '../domain/resources.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import { add, zero } from './resources.ts';
+import { perView, type View } from './view.ts';
+
+/**
+ * holds(S) for every scope (zero when nothing): the resources of the active replicas of every model
+ * owned by S or a scope beneath it. Replicas of a model without owner count toward no scope.
+ */
+export const holdings: (view: View) => Map<ScopeKey, Resources> = perView((view) => {
+  const holds = new Map<ScopeKey, Resources>();
+  for (const key of view.scopes.keys()) holds.set(key, zero());
+  for (const replica of view.active) {
+    for (const key of view.chain(view.ownerOf(replica))) {
+      holds.set(key, add(holds.get(key)!, replica.resources));
+    }
+  }
+  return holds;
+});
+
+/** holds(S) from the view, or from the figures a simulation keeps (sizing). */
+export const holdsOf = (
+  view: View,
+  scope: ScopeKey,
+  override?: ReadonlyMap<ScopeKey, Resources>,
+): Resources => (override ?? holdings(view)).get(scope) ?? zero();

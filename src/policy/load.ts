@@ -1,0 +1,15 @@
+import type { View } from './view.ts';
+
+/** L for a model, or why it is unknown (never reported, or older than the staleness bound). */
+export type LoadReading = { inFlight: number; why?: undefined } | { inFlight: null; why: string };
+
+/** Requests in flight (running + waiting) from the latest reports, when they are fresh enough to act on. */
+export function loadOf(view: View, model: string): LoadReading {
+  const load = view.snapshot.load[model];
+  if (!load) return { inFlight: null, why: 'load never reported' };
+  const age = view.now - load.reported_at;
+  if (age > view.settings.loadStaleMs) {
+    return { inFlight: null, why: `load unknown (last report ${Math.round(age / 1000)} s ago)` };
+  }
+  return { inFlight: load.in_flight + load.waiting };
+}

@@ -1,0 +1,57 @@
+import type { ClusterNode } from '../domain/cluster.ts';
+import type { Profile } from '../domain/model.ts';
+import type { Resources } from '../domain/resources.ts';
+import { compareScarceFirst, fitsWithin } from './resources.ts';
+import type { View } from './view.ts';
+
+/** A node may run a replica of the profile at all: it is ready and has the GPU model asked for. */
+export const canHost = (node: ClusterNode, profile: Profile): boolean =>
+  node.state === 'ready' && (!profile.gpu_model || node.gpu_model === profile.gpu_model);
+
+const usesGpus = (r: Resources) => (r.gpus ?? 0) > 0;
+const onGpuNode = (fit: Fit) => (usesGpus(fit.node.capacity) ? 1 : 0);
+
+interface Fit {
+  node: ClusterNode;
+  /** Free room on the node before placing the replica. */
+  room: Resources;
+}
+
+/**
+ * Best fit for a replica of resources `r` among the nodes it fits on:
+ * 1. CPU-only replicas: nodes without GPUs first (GPU nodes keep their cores for GPU replicas);
+ * 2. fewest free GPUs left after placing it;
+ * 3. then fewest free cores left;
+ * 4. then least free memory left;
+ * 5. node name.
+ * What is left is the free room minus r, the same r for every node, so 2-4 compare the free room.
+ */
+export const bestFitFor =
+  (r: Resources) =>
+  (a: Fit, b: Fit): number => {
+    if (!usesGpus(r)) {
+      const byKind = onGpuNode(a) - onGpuNode(b);
+      if (byKind !== 0) return byKind;
+    }
+    return (
+      compareScarceFirst(a.room, b.room) ||
+      (a.node.name < b.node.name ? -1 : a.node.name > b.node.name ? 1 : 0)
+    );
+  };
+
+/**
+ * The node a new replica of the profile goes to, or null when no node has room (no headroom).
+ * `free` replaces the view's free room when a caller simulates placements (sizing).
+ */
+export function pickNode(view: View, profile: Profile, free?: ReadonlyMap<string, Resources>): string | null {
+  const compare = bestFitFor(profile.resources);
+  let best: Fit | null = null;
+  for (const node of view.nodes.values()) {
+    if (!canHost(node, profile)) continue;
+    const room = free?.get(node.name) ?? view.free(node.name);
+    if (!fitsWithin(profile.resources, room)) continue;
+    const fit = { node, room };
+    if (!best || compare(fit, best) < 0) best = fit;
+  }
+  return best?.node.name ?? null;
+}

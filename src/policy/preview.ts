@@ -1,0 +1,51 @@
+import type { Quota } from '../domain/quota.ts';
+import type { Resources } from '../domain/resources.ts';
+import type { Snapshot } from '../domain/snapshot.ts';
+import { limitSentence } from './explain.ts';
+import { protection } from './guarantee.ts';
+import { blockingLimit } from './limits.ts';
+import { orderProfiles } from './profiles.ts';
+import { buildView, type View, viewOf } from './view.ts';
+
+export interface QuotaPreview {
+  /** Replicas protected now that the new quota leaves borrowed. */
+  became_borrowed: string[];
+  /** Replicas borrowed now that the new quota protects. */
+  became_protected: string[];
+  /** Borrowed replicas under the scope once the quota is set: what could be reclaimed from it. */
+  reclaimable: { replica: string; model: string; resources: Resources }[];
+  /** Models owned in the scope's subtree whose next replica the new limit blocks and the old did not. */
+  blocked_models: { model: string; why: string }[];
+}
+
+/**
+ * What setting `quota` (replacing the scope's quota) would change, changing nothing. A model's next
+ * replica is one of its first profile in trial order.
+ */
+export function previewQuota(input: Snapshot | View, quota: Quota): QuotaPreview {
+  const before = viewOf(input);
+  const quotas = [...before.snapshot.quotas.filter((q) => q.scope !== quota.scope), quota];
+  const after = buildView({ ...before.snapshot, quotas });
+  const was = protection(before);
+  const is = protection(after);
+  const active = after.active;
+  const underScope = active.filter((r) => after.chain(after.ownerOf(r)).includes(quota.scope));
+
+  const blocked: QuotaPreview['blocked_models'] = [];
+  for (const model of after.models.values()) {
+    if (!after.chain(model.owner).includes(quota.scope)) continue;
+    const next = orderProfiles(model, after.measurementsOf(model.name))[0];
+    if (!next || blockingLimit(before, model.owner, next.resources)) continue;
+    const block = blockingLimit(after, model.owner, next.resources);
+    if (block) blocked.push({ model: model.name, why: limitSentence(after, block, next.resources) });
+  }
+
+  return {
+    became_borrowed: active.filter((r) => was.get(r.id) !== null && is.get(r.id) === null).map((r) => r.id),
+    became_protected: active.filter((r) => was.get(r.id) === null && is.get(r.id) !== null).map((r) => r.id),
+    reclaimable: underScope
+      .filter((r) => is.get(r.id) === null)
+      .map((r) => ({ replica: r.id, model: r.model, resources: r.resources })),
+    blocked_models: blocked,
+  };
+}

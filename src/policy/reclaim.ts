@@ -1,0 +1,115 @@
+import type { Replica } from '../domain/cluster.ts';
+import type { Victim } from '../domain/decision.ts';
+import type { Model, Profile } from '../domain/model.ts';
+import { DIMENSIONS, type Resources } from '../domain/resources.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import { borrowedByScope, isBorrowed } from './guarantee.ts';
+import { holdsOf } from './holdings.ts';
+import { canHost } from './placement.ts';
+import { add, compareScarceFirst, fitsWithin, sum, usesAnyOf } from './resources.ts';
+import { olderFirst, perView, type View } from './view.ts';
+
+/**
+ * The nearest scope S on the owner's chain within whose guarantee a new replica of resources `r`
+ * fits (`holds(S) + r <= G(S)` on the dimensions G(S) sets, r using one of them), or null: the owner
+ * is not within its guarantee and may not reclaim.
+ */
+export function reclaimingScope(view: View, owner: ScopeKey | null, r: Resources): ScopeKey | null {
+  for (const scope of view.chain(owner)) {
+    const guarantee = view.quotas.get(scope)?.guarantee;
+    if (guarantee && usesAnyOf(r, guarantee) && fitsWithin(add(holdsOf(view, scope), r), guarantee))
+      return scope;
+  }
+  return null;
+}
+
+export interface ReclaimPlan {
+  node: string;
+  victims: Victim[];
+  /** The scope within whose guarantee the new replica fits. */
+  for: ScopeKey;
+}
+
+/** What replicas of models without owner borrow in all: they compete as one borrower. */
+const ownerlessBorrowed = perView((view) =>
+  sum(view.active.filter((r) => view.ownerOf(r) === null && isBorrowed(view, r.id)).map((r) => r.resources)),
+);
+
+const borrowedBy = (view: View, owner: ScopeKey | null): Resources =>
+  owner === null ? ownerlessBorrowed(view) : (borrowedByScope(view).get(owner) ?? {});
+
+/**
+ * Victims on a node, taken first to last:
+ * 1. of the owner that borrows most (its borrowed resources, GPUs first, then cores, then memory);
+ * 2. newest first;
+ * 3. replica ID (through the age order).
+ */
+const victimOrder = (view: View) => (a: Replica, b: Replica) =>
+  compareScarceFirst(borrowedBy(view, view.ownerOf(b)), borrowedBy(view, view.ownerOf(a))) ||
+  olderFirst(b, a);
+
+/** r frees some dimension on which `room` is still short of `need`. */
+const relieves = (r: Resources, room: Resources, need: Resources): boolean =>
+  DIMENSIONS.some((d) => (r[d] ?? 0) > 0 && (need[d] ?? 0) > (room[d] ?? 0));
+
+/**
+ * Reclaim plans, best first:
+ * 1. fewest victims;
+ * 2. least victim resources (GPUs first, then cores, then memory);
+ * 3. node name.
+ */
+function comparePlans(a: { node: string; victims: Replica[]; freed: Resources }, b: typeof a): number {
+  return (
+    a.victims.length - b.victims.length ||
+    compareScarceFirst(a.freed, b.freed) ||
+    (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)
+  );
+}
+
+/**
+ * Where and whom to reclaim for a new replica of the profile when no node has room, or null when the
+ * owner is not within its guarantee or no node can be freed by borrowed replicas alone.
+ *
+ * Victims are borrowed replicas of other models that are not already draining (a draining replica's
+ * room is spoken for). On each ready node with the right GPU model the victims are taken greedily in
+ * victim order, each only if it frees a dimension still short, until the replica fits; the plan with
+ * the fewest victims (then the least victim resources) wins. Greedy per node keeps a pass linear in
+ * the replicas; it may miss a smaller set that skips the preferred victims, which the order accepts.
+ */
+export function planReclaim(view: View, model: Model, profile: Profile): ReclaimPlan | null {
+  const forScope = reclaimingScope(view, model.owner, profile.resources);
+  if (!forScope) return null;
+  const need = profile.resources;
+  const order = victimOrder(view);
+  let best: { node: string; victims: Replica[]; freed: Resources } | null = null;
+  for (const node of view.nodes.values()) {
+    if (!canHost(node, profile)) continue;
+    const candidates = view
+      .replicasOnNode(node.name)
+      .filter((r) => r.state !== 'draining' && r.model !== model.name && isBorrowed(view, r.id))
+      .sort(order);
+    let room = view.free(node.name);
+    const victims: Replica[] = [];
+    for (const candidate of candidates) {
+      if (fitsWithin(need, room)) break;
+      if (!relieves(candidate.resources, room, need)) continue;
+      victims.push(candidate);
+      room = add(room, candidate.resources);
+    }
+    if (!fitsWithin(need, room)) continue;
+    const plan = { node: node.name, victims, freed: sum(victims.map((v) => v.resources)) };
+    if (!best || comparePlans(plan, best) < 0) best = plan;
+  }
+  if (!best) return null;
+  return {
+    node: best.node,
+    for: forScope,
+    victims: best.victims.map((r) => ({
+      replica: r.id,
+      model: r.model,
+      owner: view.ownerOf(r),
+      node: r.node,
+      resources: r.resources,
+    })),
+  };
+}

@@ -1,0 +1,173 @@
+// Builders for policy tests: a snapshot in a few lines, and the effect of a decision on it.
+import type { ClusterNode, Replica, ReplicaState } from '../../../src/domain/cluster.ts';
+import type { Decision } from '../../../src/domain/decision.ts';
+import type { Measurement, Model, Profile } from '../../../src/domain/model.ts';
+import type { Quota } from '../../../src/domain/quota.ts';
+import type { Resources } from '../../../src/domain/resources.ts';
+import type { Scope, ScopeKey } from '../../../src/domain/scope.ts';
+import {
+  DEFAULT_POLICY_SETTINGS,
+  EMPTY_MEMORY,
+  type ModelMemory,
+  type Snapshot,
+} from '../../../src/domain/snapshot.ts';
+
+export const NOW = 1_700_000_000_000;
+export const SECOND = 1000;
+
+export const org = (id: string, name = id): Scope => ({
+  key: `org:${id}`,
+  kind: 'org',
+  id,
+  name,
+  parent: null,
+});
+export const team = (id: string, orgId: string, name = id): Scope => ({
+  key: `team:${id}`,
+  kind: 'team',
+  id,
+  name,
+  parent: `org:${orgId}`,
+});
+export const project = (id: string, teamId: string, name = id): Scope => ({
+  key: `project:${id}`,
+  kind: 'project',
+  id,
+  name,
+  parent: `team:${teamId}`,
+});
+
+export const quota = (scope: ScopeKey, guarantee?: Resources, limit?: Resources): Quota => ({
+  scope,
+  ...(guarantee && { guarantee }),
+  ...(limit && { limit }),
+});
+
+/** `gpus(4, { cores: 8 })` -> { gpus: 4, cores: 8 }. */
+export const gpus = (n: number, more: Resources = {}): Resources => ({ gpus: n, ...more });
+export const cores = (n: number, more: Resources = {}): Resources => ({ cores: n, ...more });
+
+export const node = (
+  name: string,
+  capacity: Resources,
+  options: { gpu_model?: string; state?: ClusterNode['state'] } = {},
+): ClusterNode => ({
+  name,
+  capacity,
+  gpu_model: options.gpu_model ?? null,
+  labels: {},
+  state: options.state ?? 'ready',
+});
+
+export const profile = (
+  name: string,
+  resources: Resources,
+  options: Partial<Omit<Profile, 'name' | 'resources'>> = {},
+): Profile => ({ name, priority: 0, resources, ...options });
+
+export const model = (
+  name: string,
+  profiles: Profile[],
+  options: Partial<Omit<Model, 'name' | 'profiles'>> = {},
+): Model => ({ name, owner: null, min_replicas: 0, max_replicas: 10, profiles, ...options });
+
+let created = NOW - 1_000_000;
+/** A replica; without `created_at` each one is newer than the one built before it. */
+export const replica = (
+  id: string,
+  of: { model: string; profile: Profile; node: string },
+  options: { state?: ReplicaState; created_at?: number } = {},
+): Replica => ({
+  id,
+  model: of.model,
+  profile: of.profile.name,
+  node: of.node,
+  resources: of.profile.resources,
+  state: options.state ?? 'ready',
+  created_at: options.created_at ?? created++,
+});
+
+export const measured = (
+  modelName: string,
+  profileName: string,
+  concurrency: number,
+  tokensPerSec: number,
+): Measurement => ({
+  model: modelName,
+  profile: profileName,
+  max_concurrency_at_slo: concurrency,
+  throughput_tok_per_sec: tokensPerSec,
+  slo: { ttft_p95_ms: 500 },
+  measured_at: '2024-01-01T00:00:00Z',
+});
+
+export const world = (parts: Partial<Snapshot>): Snapshot => ({
+  now: NOW,
+  scopes: [],
+  quotas: [],
+  models: [],
+  measurements: [],
+  nodes: [],
+  replicas: [],
+  load: {},
+  settings: DEFAULT_POLICY_SETTINGS,
+  ...parts,
+});
+
+/** Load of a model reported `ageMs` before the snapshot's time. */
+export const loadOf = (s: Snapshot, modelName: string, inFlight: number, ageMs = 0): Snapshot => ({
+  ...s,
+  load: { ...s.load, [modelName]: { in_flight: inFlight, waiting: 0, reported_at: s.now - ageMs } },
+});
+
+export const memory = (
+  scaleDownSince: number | null = null,
+  backedOffUntil: Record<string, number> = {},
+): ModelMemory => ({
+  ...EMPTY_MEMORY,
+  scaleDownSince,
+  backedOffUntil,
+});
+
+export const later = (s: Snapshot, ms: number): Snapshot => ({ ...s, now: s.now + ms });
+
+let placed = 0;
+/**
+ * The snapshot after the decision is carried out the way the activities do it: a placed or reserved
+ * replica starts pending (created now), victims and removed replicas are draining.
+ */
+export function apply(s: Snapshot, d: Decision): Snapshot {
+  const drain = new Set(d.action === 'remove' ? [d.replica!] : (d.victims ?? []).map((v) => v.replica));
+  const replicas = s.replicas.map((r) => (drain.has(r.id) ? { ...r, state: 'draining' as const } : r));
+  if (d.action === 'place' || d.action === 'reclaim') {
+    replicas.push({
+      id: `${d.model}-new-${String(++placed).padStart(8, '0')}`,
+      model: d.model,
+      profile: d.profile!,
+      node: d.node!,
+      resources: d.resources!,
+      state: 'pending',
+      created_at: s.now,
+    });
+  }
+  return { ...s, replicas };
+}
+
+/** Every start finished and every drain done: pending/starting -> ready, draining -> stopped. */
+export const settle = (s: Snapshot): Snapshot => ({
+  ...s,
+  replicas: s.replicas.map((r) => ({
+    ...r,
+    state:
+      r.state === 'pending' || r.state === 'starting'
+        ? 'ready'
+        : r.state === 'draining'
+          ? 'stopped'
+          : r.state,
+  })),
+});
+
+export const withOwner = (s: Snapshot, modelName: string, owner: ScopeKey | null): Snapshot => ({
+  ...s,
+  models: s.models.map((m) => (m.name === modelName ? { ...m, owner } : m)),
+});

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ScopeKey } from '../../../src/domain/scope.ts';
+import type { Snapshot } from '../../../src/domain/snapshot.ts';
+import { borrowedByScope, protection } from '../../../src/policy/guarantee.ts';
+import { holdings } from '../../../src/policy/holdings.ts';
+import { scopeFigures } from '../../../src/policy/scope-figures.ts';
+import { buildView } from '../../../src/policy/view.ts';
+import {
+  cores,
+  gpus,
+  model,
+  NOW,
+  node,
+  org,
+  profile,
+  project,
+  quota,
+  replica,
+  team,
+  withOwner,
+  world,
+} from './fixtures.ts';
+
+const scopes = [
+  org('acme', 'Acme'),
+  team('ml', 'acme'),
+  project('training', 'ml'),
+  project('serving', 'ml'),
+  org('beta', 'Beta'),
+  team('web', 'beta'),
+];
+const p = (g: number, c = 0) => profile(`g${g}c${c}`, c ? gpus(g, { cores: c }) : gpus(g));
+const cpu = profile('cpu', cores(8));
+
+/** One model per owner, replicas listed oldest first. */
+function scene(
+  owner: ScopeKey | null,
+  sizes: ReturnType<typeof p>[],
+  quotas = [quota('team:ml', gpus(8))],
+): Snapshot {
+  const m = model('m', sizes, { owner });
+  return world({
+    scopes,
+    quotas,
+    models: [m],
+    nodes: [node('n', gpus(64, { cores: 512 }))],
+    replicas: sizes.map((s, i) =>
+      replica(`r${i}`, { model: 'm', profile: s, node: 'n' }, { created_at: NOW - 1000 + i }),
+    ),
+  });
+}
+
+const protectedBy = (s: Snapshot) => Object.fromEntries(protection(buildView(s)));
+
+describe('protected and borrowed', () => {
+  const cases: { name: string; s: Snapshot; want: Record<string, ScopeKey | null> }[] = [
+    {
+      name: 'a guarantee only on GPUs takes GPU replicas oldest first until full',
+      s: scene('team:ml', [p(4), p(4), p(2)]),
+      want: { r0: 'team:ml', r1: 'team:ml', r2: null },
+    },
+    {
+      name: 'a guarantee only on GPUs never covers a CPU-only replica',
+      s: scene('team:ml', [p(2), cpu]),
+      want: { r0: 'team:ml', r1: null },
+    },
+    {
+      name: 'a replica that does not fit is skipped, a later smaller one may still fit',
+      s: scene('team:ml', [p(4), p(6), p(4)]),
+      want: { r0: 'team:ml', r1: null, r2: 'team:ml' },
+    },
+    {
+      name: 'multi-dimension: every set dimension must stay within',
+      s: scene('team:ml', [p(4, 20), p(2, 20), p(2, 8)], [quota('team:ml', gpus(8, { cores: 32 }))]),
+      want: { r0: 'team:ml', r1: null, r2: 'team:ml' },
+    },
+    {
+      name: 'a guarantee above covers what the own guarantee does not',
+      s: scene(
+        'project:training',
+        [p(2), p(2), p(8)],
+        [quota('project:training', gpus(2)), quota('team:ml', gpus(4))],
+      ),
+      want: { r0: 'project:training', r1: 'team:ml', r2: null },
+    },
+    {
+      name: 'each scope walks on its own: the org takes what the team skipped',
+      s: scene('team:ml', [p(6), p(4)], [quota('team:ml', gpus(8)), quota('org:acme', gpus(16))]),
+      want: { r0: 'team:ml', r1: 'org:acme' },
+    },
+    {
+      name: 'a model without owner is always borrowed',
+      s: scene(null, [p(1)], [quota('team:ml', gpus(8)), quota('org:acme', gpus(8))]),
+      want: { r0: null },
+    },
+    {
+      name: 'an owner that names no scope counts toward the cluster only',
+      s: scene('team:gone', [p(1)]),
+      want: { r0: null },
+    },
+    {
+      name: 'a guarantee of another branch covers nothing',
+      s: scene('team:web', [p(1)]),
+      want: { r0: null },
+    },
+  ];
+  for (const c of cases) it(c.name, () => assert.deepEqual(protectedBy(c.s), c.want));
+
+  it('ties in age go by replica ID', () => {
+    const big = p(6);
+    const s = world({
+      scopes,
+      quotas: [quota('team:ml', gpus(8))],
+      models: [model('m', [big], { owner: 'team:ml' })],
+      nodes: [node('n', gpus(16))],
+      replicas: [
+        replica('r-b', { model: 'm', profile: big, node: 'n' }, { created_at: NOW }),
+        replica('r-a', { model: 'm', profile: big, node: 'n' }, { created_at: NOW }),
+      ],
+    });
+    assert.deepEqual(protectedBy(s), { 'r-a': 'team:ml', 'r-b': null });
+  });
+
+  it('an owner change moves protection with the model (replayed on the new state)', () => {
+    const s = scene('team:web', [p(2), p(2)]);
+    assert.deepEqual(protectedBy(s), { r0: null, r1: null });
+    assert.deepEqual(protectedBy(withOwner(s, 'm', 'project:serving')), { r0: 'team:ml', r1: 'team:ml' });
+  });
+
+  it('stopped and failed replicas hold nothing and are not walked; draining ones still hold', () => {
+    const s = scene('team:ml', [p(4), p(4), p(4), p(4)]);
+    s.replicas[0].state = 'stopped';
+    s.replicas[1].state = 'failed';
+    s.replicas[2].state = 'draining';
+    const view = buildView(s);
+    assert.deepEqual(Object.fromEntries(protection(view)), { r2: 'team:ml', r3: 'team:ml' });
+    assert.deepEqual(holdings(view).get('team:ml'), { gpus: 8, cores: 0, memory_gib: 0 });
+  });
+});
+
+describe('holds and borrowed per scope', () => {
+  const s = world({
+    scopes,
+    quotas: [quota('project:training', gpus(2)), quota('org:beta', undefined, gpus(4))],
+    models: [
+      model('train', [p(2)], { owner: 'project:training' }),
+      model('serve', [cpu], { owner: 'project:serving' }),
+      model('free', [p(1)]),
+    ],
+    nodes: [node('n', gpus(16, { cores: 64 }))],
+    replicas: [
+      replica('t1', { model: 'train', profile: p(2), node: 'n' }),
+      replica('t2', { model: 'train', profile: p(2), node: 'n' }),
+      replica('s1', { model: 'serve', profile: cpu, node: 'n' }),
+      replica('f1', { model: 'free', profile: p(1), node: 'n' }),
+    ],
+  });
+  const view = buildView(s);
+
+  it('holds(S) sums the replicas of models owned by S and beneath it; ownerless ones count nowhere', () => {
+    const holds = holdings(view);
+    assert.deepEqual(holds.get('project:training'), { gpus: 4, cores: 0, memory_gib: 0 });
+    assert.deepEqual(holds.get('project:serving'), { gpus: 0, cores: 8, memory_gib: 0 });
+    assert.deepEqual(holds.get('team:ml'), { gpus: 4, cores: 8, memory_gib: 0 });
+    assert.deepEqual(holds.get('org:acme'), { gpus: 4, cores: 8, memory_gib: 0 });
+    assert.deepEqual(holds.get('org:beta'), { gpus: 0, cores: 0, memory_gib: 0 });
+  });
+
+  it('borrowed(S) sums the borrowed replicas under S', () => {
+    const borrowed = borrowedByScope(view);
+    assert.deepEqual(borrowed.get('project:training'), { gpus: 2, cores: 0, memory_gib: 0 });
+    assert.deepEqual(borrowed.get('team:ml'), { gpus: 2, cores: 8, memory_gib: 0 });
+    assert.deepEqual(borrowed.get('team:web'), { gpus: 0, cores: 0, memory_gib: 0 });
+  });
+
+  it('scopeFigures gives every scope both figures, zero when nothing', () => {
+    const figures = scopeFigures(s);
+    assert.equal(figures.size, scopes.length);
+    assert.deepEqual(figures.get('org:acme'), {
+      holds: { gpus: 4, cores: 8, memory_gib: 0 },
+      borrowed: { gpus: 2, cores: 8, memory_gib: 0 },
+    });
+    assert.deepEqual(figures.get('team:web'), {
+      holds: { gpus: 0, cores: 0, memory_gib: 0 },
+      borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
+    });
+  });
+});

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { previewQuota } from '../../../src/policy/preview.ts';
+import { gpus, model, node, org, profile, project, quota, replica, team, world } from './fixtures.ts';
+
+const g2 = profile('g2', gpus(2));
+const chat = model('chat', [g2], { owner: 'project:chat' });
+const web = model('web', [g2], { owner: 'org:beta' });
+const s = world({
+  scopes: [org('acme', 'Acme'), team('ml', 'acme'), project('chat', 'ml'), org('beta', 'Beta')],
+  quotas: [quota('team:ml', gpus(4), gpus(16))],
+  models: [chat, web],
+  nodes: [node('n', gpus(16))],
+  replicas: [
+    replica('c1', { model: 'chat', profile: g2, node: 'n' }),
+    replica('c2', { model: 'chat', profile: g2, node: 'n' }),
+    replica('c3', { model: 'chat', profile: g2, node: 'n' }),
+    replica('w1', { model: 'web', profile: g2, node: 'n' }),
+  ],
+});
+
+describe('quota preview', () => {
+  it('a smaller guarantee leaves replicas borrowed and reclaimable', () => {
+    assert.deepEqual(previewQuota(s, quota('team:ml', gpus(2), gpus(16))), {
+      became_borrowed: ['c2'],
+      became_protected: [],
+      reclaimable: [
+        { replica: 'c2', model: 'chat', resources: gpus(2) },
+        { replica: 'c3', model: 'chat', resources: gpus(2) },
+      ],
+      blocked_models: [],
+    });
+  });
+
+  it('a larger guarantee protects more', () => {
+    const preview = previewQuota(s, quota('team:ml', gpus(8)));
+    assert.deepEqual(preview.became_protected, ['c3']);
+    assert.deepEqual(preview.reclaimable, []);
+  });
+
+  it('a guarantee on another branch protects its replicas', () => {
+    assert.deepEqual(previewQuota(s, quota('org:beta', gpus(2))).became_protected, ['w1']);
+  });
+
+  it('a lower limit names the models it would block, with the sentence', () => {
+    assert.deepEqual(previewQuota(s, quota('team:ml', gpus(4), gpus(6))).blocked_models, [
+      { model: 'chat', why: 'limit of team Acme / ml: holds 6 GPUs + 2 > 6' },
+    ]);
+  });
+
+  it('a model the old limit already blocked is not news', () => {
+    const tight = { ...s, quotas: [quota('team:ml', gpus(4), gpus(6))] };
+    assert.deepEqual(previewQuota(tight, quota('team:ml', gpus(4), gpus(5))).blocked_models, []);
+  });
+
+  it('changes nothing', () => {
+    const before = structuredClone(s);
+    previewQuota(s, quota('team:ml', undefined, gpus(1)));
+    assert.deepEqual(s, before);
+  });
+});
