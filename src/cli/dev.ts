@@ -6,6 +6,7 @@ import { connect } from '../store/db.ts';
 import { startEmbeddedPostgres } from '../store/embedded.ts';
 import { migrate } from '../store/migrate.ts';
 import { putNode } from '../store/nodes.ts';
+import { runLoadGenerator, seedDemo } from './demo.ts';
 import { portInUse } from './dev/ports.ts';
 import { findTemporalCli, startTemporalDevServer } from './dev/temporal-server.ts';
 import { startApi } from './serve.ts';
@@ -20,6 +21,7 @@ type Stop = () => Promise<void>;
  */
 export async function runDev(
   config: Config,
+  options: { demo?: boolean } = {},
   log: Pick<Console, 'info' | 'warn' | 'error'> = console,
 ): Promise<Stop> {
   await refuseBusyPorts(config);
@@ -73,6 +75,18 @@ export async function runDev(
     const api = await startApi({ config, sql, temporalAddress, log });
     stops.push(api.stop);
 
+    if (options.demo) {
+      const call = apiCaller(api.url);
+      log.info(
+        (await seedDemo(call))
+          ? 'demo: seeded Acme, teams ml and web, models chat, code and embed'
+          : 'demo: already seeded',
+      );
+      const stopLoad = runLoadGenerator(call, log);
+      stops.push(async () => stopLoad());
+      log.info('demo: a load generator reports bursts every 2 s; watch the models and their decisions:');
+      log.info(`  curl -s ${api.url}/api/v1/models | jq    (or: npx llmgw ctl model list)`);
+    }
     log.info('');
     log.info(`llmgw is up.`);
     log.info(`  API          ${api.url}   (readiness: ${api.url}/readyz)`);
@@ -84,6 +98,20 @@ export async function runDev(
     await stopAll();
     throw error;
   }
+}
+
+/** A JSON client of the API for the demo's seed and load generator. */
+function apiCaller(base: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json', 'x-llmgw-user': 'demo' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${answer.error ?? response.status}`);
+    return answer;
+  };
 }
 
 async function refuseBusyPorts(config: Config) {

@@ -11,16 +11,25 @@ export interface StoredDecision {
   inputs: Record<string, unknown>;
 }
 
-/** Stores a decision; with `skipIfUnchanged`, not when the model's newest one says the same. */
-export async function recordDecision(sql: Sql, decision: Decision, replica?: string, skipIfUnchanged = false) {
+/**
+ * Stores a decision. With `skipIfUnchanged` (a pass that did nothing), not when the model's newest
+ * decision also did nothing for the same pending reason: the history keeps changes, not every figure.
+ */
+export async function recordDecision(
+  sql: Sql,
+  decision: Decision,
+  replica?: string,
+  skipIfUnchanged = false,
+) {
   const inputs = { ...decision.inputs, pending: decision.pending ?? null, rejected: decision.rejected };
   await sql`
     insert into decisions (model, action, reason, replica, profile, node, inputs)
     select ${decision.model}, ${decision.action}, ${decision.reason}, ${replica ?? decision.replica ?? null},
       ${decision.profile ?? null}, ${decision.node ?? null}, ${sql.json(inputs as never)}
     where not ${skipIfUnchanged} or not exists (
-      select 1 from (select action, reason from decisions where model = ${decision.model} order by id desc limit 1) newest
-      where newest.action = ${decision.action} and newest.reason = ${decision.reason})`;
+      select 1 from (select action, inputs from decisions where model = ${decision.model} order by id desc limit 1) newest
+      where newest.action = ${decision.action}
+        and coalesce(newest.inputs->>'pending', '') = ${decision.pending ?? ''})`;
 }
 
 /** A note in a model's history that is not one of its own passes (e.g. "reclaimed for team:X"). */
