@@ -8,7 +8,9 @@ describe('creating a model starts its reconciler', () => {
   before(async () => {
     stack = await startStack({
       worker: true,
-      nodes: [{ name: 'gpu-1', capacity: { gpus: 8, cores: 64, memory_gib: 512 }, gpu_model: 'H100', labels: {} }],
+      nodes: [
+        { name: 'gpu-1', capacity: { gpus: 8, cores: 64, memory_gib: 512 }, gpu_model: 'H100', labels: {} },
+      ],
     });
   });
   after(() => stack.stop());
@@ -17,7 +19,9 @@ describe('creating a model starts its reconciler', () => {
     const put = await stack.call('PUT', '/api/v1/models/chat', {
       min_replicas: 1,
       max_replicas: 2,
-      profiles: [{ name: 'h100', priority: 1, resources: { gpus: 1 }, gpu_model: 'H100', default_concurrency: 4 }],
+      profiles: [
+        { name: 'h100', priority: 1, resources: { gpus: 1 }, gpu_model: 'H100', default_concurrency: 4 },
+      ],
     });
     assert.equal(put.status, 201, JSON.stringify(put.body));
     const handle = stack.temporal.workflow.getHandle(reconcilerId('chat'));
@@ -26,7 +30,7 @@ describe('creating a model starts its reconciler', () => {
       return view.passes > 0 && view.lastDecision ? view : undefined;
     });
     assert.equal(state.model, 'chat');
-    assert.equal(state.lastDecision?.action, 'place', state.lastDecision?.reason);
+    assert.ok(state.lastDecision?.reason, 'the query returns the last decision');
     const decisions = await stack.call('GET', '/api/v1/models/chat/decisions');
     // min_replicas 1 from zero replicas: the first decision places one replica on the only node.
     const replicas = await eventually('a ready replica', async () => {
@@ -34,6 +38,26 @@ describe('creating a model starts its reconciler', () => {
       return answer.body.length === 1 && answer.body[0].state === 'ready' ? answer.body : undefined;
     });
     assert.equal(replicas[0].node, 'gpu-1');
-    assert.ok(decisions.status === 200 || decisions.status === 404);
+    assert.equal(decisions.status, 200);
+    assert.match(decisions.body.at(-1).reason, /scale up: 0 replicas < min_replicas 1; placed h100 on gpu-1/);
+  });
+
+  it('the Temporal UI can list and explain it: search attributes and current details', async () => {
+    const handle = stack.temporal.workflow.getHandle(reconcilerId('chat'));
+    const described = await eventually('search attributes upserted', async () => {
+      const d = await handle.describe();
+      return d.searchAttributes.LlmgwStatus?.[0] === 'steady' ? d : undefined;
+    });
+    assert.deepEqual(described.searchAttributes.LlmgwModel, ['chat']);
+    assert.deepEqual(described.searchAttributes.LlmgwReplicas, [1]);
+    const listed = await eventually('the visibility query finds it', async () => {
+      const found = [];
+      for await (const info of stack.temporal.workflow.list({ query: 'LlmgwModel = "chat"' }))
+        found.push(info.workflowId);
+      return found.length > 0 ? found : undefined;
+    });
+    assert.deepEqual(listed, [reconcilerId('chat')]);
+    const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    assert.match(metadata.currentDetails ?? '', /steady/);
   });
 });
