@@ -12,10 +12,9 @@ export const WAKE_SIGNALS = [
 ] as const;
 export type WakeSignal = (typeof WAKE_SIGNALS)[number];
 
-export const wakeSignals = Object.fromEntries(WAKE_SIGNALS.map((name) => [name, defineSignal(name)])) as Record<
-  WakeSignal,
-  ReturnType<typeof defineSignal<[]>>
->;
+export const wakeSignals = Object.fromEntries(
+  WAKE_SIGNALS.map((name) => [name, defineSignal(name)]),
+) as Record<WakeSignal, ReturnType<typeof defineSignal<[]>>>;
 /** A replica of this model was reclaimed for another scope; the argument says why. */
 export const reclaimedSignal = defineSignal<[string]>('reclaimed');
 /** The model was deleted: drain its replicas, then end. */

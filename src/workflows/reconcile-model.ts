@@ -16,8 +16,8 @@ import type { Decision } from '../domain/decision.ts';
 import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
 import {
   deletedSignal,
-  reclaimedSignal,
   type ReconcilerView,
+  reclaimedSignal,
   reconcilerId,
   stateQuery,
   WAKE_SIGNALS,
@@ -34,8 +34,7 @@ const act = proxyActivities<Activities>({
 });
 
 /** Bounds on one run's history; signals count too (continueAsNewSuggested ignores them). */
-const MAX_PASSES_PER_RUN = 500;
-const MAX_SIGNALS_PER_RUN = 2_000;
+export const RUN_BOUNDS = { passes: 500, signals: 2_000 };
 /** Refused reservations in a row before waiting for the next wake-up instead of re-planning at once. */
 const MAX_REPLANS = 3;
 
@@ -44,6 +43,8 @@ export interface ReconcileInput {
   memory?: ModelMemory;
   lastDecision?: ReconcilerView['lastDecision'];
   deleting?: boolean;
+  /** When to continue as new (tests lower them). */
+  bounds?: typeof RUN_BOUNDS;
 }
 
 /** What the reconciler knows between passes: small, and carried across continue-as-new. */
@@ -84,7 +85,12 @@ class ReconcilerState {
   }
 
   carry(): ReconcileInput {
-    return { model: this.input.model, memory: this.memory, lastDecision: this.lastDecision, deleting: this.deleting };
+    return {
+      ...this.input,
+      memory: this.memory,
+      lastDecision: this.lastDecision,
+      deleting: this.deleting,
+    };
   }
 }
 
@@ -125,7 +131,11 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
     if (refused && replans <= MAX_REPLANS) state.dirty = true;
 
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || state.passes >= MAX_PASSES_PER_RUN || state.signals >= MAX_SIGNALS_PER_RUN) {
+    if (
+      info.continueAsNewSuggested ||
+      state.passes >= (input.bounds ?? RUN_BOUNDS).passes ||
+      state.signals >= (input.bounds ?? RUN_BOUNDS).signals
+    ) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof reconcileModel>(state.carry());
     }
@@ -171,7 +181,10 @@ async function pass(state: ReconcilerState): Promise<'done' | 'refused' | 'gone'
   state.status = decision.pending ? 'pending' : decision.action === 'none' ? 'steady' : 'scaling';
   upsertSearchAttributes([
     { key: LlmgwOwner, value: plan.owner ?? '' },
-    { key: LlmgwReplicas, value: decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0) },
+    {
+      key: LlmgwReplicas,
+      value: decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0),
+    },
     { key: LlmgwStatus, value: state.status },
   ]);
   setCurrentDetails(`**${state.status}** — ${decision.reason}`);

@@ -7,4 +7,9 @@ export const LlmgwReplicas = defineSearchAttributeKey('LlmgwReplicas', SearchAtt
 export const LlmgwStatus = defineSearchAttributeKey('LlmgwStatus', SearchAttributeType.KEYWORD);
 
 /** `--search-attribute` values for the dev server, and what docker-compose registers. */
-export const SEARCH_ATTRIBUTE_FLAGS = ['LlmgwModel=Keyword', 'LlmgwOwner=Keyword', 'LlmgwReplicas=Int', 'LlmgwStatus=Keyword'];
+export const SEARCH_ATTRIBUTE_FLAGS = [
+  'LlmgwModel=Keyword',
+  'LlmgwOwner=Keyword',
+  'LlmgwReplicas=Int',
+  'LlmgwStatus=Keyword',
+];

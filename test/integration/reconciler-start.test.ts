@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { putModel } from '../../src/store/models.ts';
 import { reconcilerId, stateQuery } from '../../src/workflows/messages.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
@@ -59,5 +60,40 @@ describe('creating a model starts its reconciler', () => {
     assert.deepEqual(listed, [reconcilerId('chat')]);
     const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
     assert.match(metadata.currentDetails ?? '', /steady/);
+  });
+});
+
+describe('a reconciler keeps its history small', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ worker: true, env: { LLMGW_RESYNC_S: '0.2' } });
+  });
+  after(() => stack.stop());
+
+  it('continues as new after its bounded number of passes, carrying its state', async () => {
+    // Stored directly, so that this test starts the reconciler itself with low bounds.
+    await putModel(stack.sql, {
+      name: 'tiny',
+      owner: null,
+      min_replicas: 0,
+      max_replicas: 1,
+      profiles: [{ name: 'cpu', priority: 1, resources: { cores: 1 } }],
+    });
+    const started = await stack.temporal.workflow.signalWithStart('reconcileModel', {
+      workflowId: reconcilerId('tiny'),
+      taskQueue: stack.config.taskQueue,
+      args: [{ model: 'tiny', bounds: { passes: 3, signals: 100 } }],
+      signal: 'specChanged',
+    });
+    const firstRun = (await started.describe()).runId;
+    const handle = stack.temporal.workflow.getHandle(reconcilerId('tiny'));
+    const next = await eventually('a second run', async () => {
+      const d = await handle.describe();
+      return d.runId !== firstRun ? d : undefined;
+    });
+    assert.equal(next.status.name, 'RUNNING');
+    const view = await handle.query(stateQuery);
+    assert.equal(view.model, 'tiny');
+    assert.ok(view.lastDecision, 'the last decision is carried into the new run');
   });
 });
