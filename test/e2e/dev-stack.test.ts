@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { freePort } from '../../src/cli/dev/ports.ts';
+import { eventually } from '../support/stack.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** `npm start` as a user runs it, with its own data folder and free ports. */
+async function npmStart(home: string, ports: Record<string, number>) {
+  const env = {
+    ...process.env,
+    LLMGW_HOME: home,
+    PORT: String(ports.api),
+    LLMGW_TEMPORAL_PORT: String(ports.temporal),
+    LLMGW_TEMPORAL_UI_PORT: String(ports.ui),
+    LLMGW_POSTGRES_PORT: String(ports.postgres),
+  };
+  let output = '';
+  const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  return { child, output: () => output };
+}
+
+/** PIDs of processes whose command line mentions `text` (the data folder is unique to this test). */
+const processesMentioning = (text: string) =>
+  execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(text) && !line.includes('ps -eo'))
+    .map((line) => line.trim());
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+  });
+
+describe('npm start (llmgw dev)', () => {
+  const home = mkdtempSync(join(tmpdir(), 'llmgw-dev-'));
+  after(() => rmSync(home, { recursive: true, force: true }));
+
+  it('comes up, keeps its data across a restart, and leaves no process behind when killed', async () => {
+    const ports = {
+      api: await freePort(),
+      temporal: await freePort(),
+      ui: await freePort(),
+      postgres: await freePort(),
+    };
+    const api = `http://127.0.0.1:${ports.api}`;
+
+    const first = await npmStart(home, ports);
+    await eventually(
+      'the API ready',
+      async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
+      120_000,
+    );
+    assert.match(first.output(), new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`));
+    assert.equal((await fetch(`http://127.0.0.1:${ports.ui}/`)).status, 200, 'the Temporal Web UI answers');
+    const created = await fetch(`${api}/api/v1/orgs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Persisted' }),
+    });
+    assert.equal(created.status, 201);
+    assert.ok(
+      processesMentioning(home).length >= 2,
+      'Postgres and the Temporal dev server run with the data folder',
+    );
+
+    first.child.kill('SIGTERM');
+    await exited(first.child);
+    await eventually('every child process gone', async () => processesMentioning(home).length === 0, 30_000);
+
+    const second = await npmStart(home, ports);
+    await eventually(
+      'the API ready again',
+      async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
+      120_000,
+    );
+    const orgs = await (await fetch(`${api}/api/v1/orgs`)).json();
+    assert.deepEqual(
+      orgs.map((org: { name: string }) => org.name),
+      ['Persisted'],
+    );
+    second.child.kill('SIGTERM');
+    await exited(second.child);
+    await eventually('every child process gone', async () => processesMentioning(home).length === 0, 30_000);
+  });
+
+  it('refuses a port in use with the variable that moves it', async () => {
+    const busy = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => busy.once('listening', resolve));
+    const taken = (busy.address() as { port: number }).port;
+    try {
+      const ports = {
+        api: taken,
+        temporal: await freePort(),
+        ui: await freePort(),
+        postgres: await freePort(),
+      };
+      const run = await npmStart(home, ports);
+      const code = await exited(run.child);
+      assert.notEqual(code, 0);
+      assert.match(
+        run.output(),
+        new RegExp(`port ${taken} is in use \\(PORT\\); stop what uses it, or set PORT`),
+      );
+    } finally {
+      busy.close();
+    }
+  });
+});
