@@ -1,5 +1,4 @@
-import type { Sql } from '../store/db.ts';
-import { type QuotaPolicy, readQuotaPolicy } from '../store/snapshot.ts';
+import type { QuotaPolicy } from '../store/snapshot.ts';
 
 export interface PolicyCacheEvents {
   /** A read failed and the last good policy is used instead. */
@@ -19,7 +18,8 @@ export class PolicyCache {
   private reading: Promise<QuotaPolicy> | null = null;
 
   constructor(
-    private readonly sql: Sql,
+    /** Reads the policy from the store (readQuotaPolicy). */
+    private readonly read: () => Promise<QuotaPolicy>,
     private readonly refreshMs: number,
     private readonly events: PolicyCacheEvents = {},
     private readonly clock: () => number = Date.now,
@@ -31,7 +31,7 @@ export class PolicyCache {
     const fresh = now - this.readAt < this.refreshMs && this.readAt >= changedAt;
     const resting = now - this.failedAt < this.refreshMs;
     if (this.value && (fresh || resting)) return this.value;
-    this.reading ??= readQuotaPolicy(this.sql).finally(() => {
+    this.reading ??= this.read().finally(() => {
       this.reading = null;
     });
     try {

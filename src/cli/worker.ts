@@ -7,6 +7,7 @@ import { SimCluster } from '../cluster/sim/sim-cluster.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../store/db.ts';
 import { listModels } from '../store/models.ts';
+import { readQuotaPolicy } from '../store/snapshot.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -45,7 +46,7 @@ export async function startWorker(options: {
     { startDelayMs: config.simStartDelayMs, drainGraceMs: config.drainGraceMs },
     log,
   );
-  const policyCache = new PolicyCache(sql, Math.min(30_000, config.resyncMs), {
+  const policyCache = new PolicyCache(() => readQuotaPolicy(sql), Math.min(30_000, config.resyncMs), {
     onStale: (error, ageMs) =>
       log.warn(
         `the store failed (${String(error)}); keeping the quota policy read ${Math.round(ageMs / 1000)} s ago`,
