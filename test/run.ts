@@ -9,7 +9,11 @@ const root = join(import.meta.dirname, '..');
 const only = process.argv.slice(2);
 const files = (function find(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? find(join(dir, entry.name)) : entry.name.endsWith('.test.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? find(join(dir, entry.name))
+      : entry.name.endsWith('.test.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 })(join(root, 'test'))
   .map((file) => relative(root, file))
@@ -25,7 +29,11 @@ const child = spawn(
   {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, [SERVICE_ENV.database]: services.databaseUrl, [SERVICE_ENV.temporal]: services.temporalAddress },
+    env: {
+      ...process.env,
+      [SERVICE_ENV.database]: services.databaseUrl,
+      [SERVICE_ENV.temporal]: services.temporalAddress,
+    },
   },
 );
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));

@@ -22,8 +22,22 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     const keys = issue.keys.map((key) => `"${key}"`).join(', ');
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${path ? ` in ${path}` : ''}`;
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path || 'the body'} is required`;
-  if (issue.code === 'invalid_type') return `${path || 'the body'} must be ${article(issue.expected)}`;
+  // A union (`"owner": "<scope>" | ""`) is told by what its first choice found.
+  if (issue.code === 'invalid_union' && issue.errors[0]?.[0]) {
+    const inner = issue.errors[0][0];
+    return describeIssue({ ...inner, path: [...issue.path, ...inner.path] });
+  }
+  // zod 4 leaves the input out of issues: a missing field is told by its default message.
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
+    return `${path || 'the body'} is required`;
+  }
+  // A schema's own sentence ("must be a whole number") says more than the type it expected.
+  if (issue.code === 'invalid_type' && !issue.message.startsWith('Invalid input')) {
+    return `${path || 'the body'} ${issue.message}`;
+  }
+  if (issue.code === 'invalid_type') {
+    return `${path || 'the body'} must be ${article(issue.expected === 'int' ? 'whole number' : issue.expected)}`;
+  }
   return path ? `${path} ${issue.message}` : issue.message;
 }
 
@@ -60,11 +74,15 @@ export function jsonBody(maxBytes: number): MiddlewareHandler {
 }
 
 const tooLarge = (maxBytes: number) =>
-  new ApiError(413, `the body is larger than ${Math.round(maxBytes / 1024)} KiB, the most this endpoint takes`);
+  new ApiError(
+    413,
+    `the body is larger than ${Math.round(maxBytes / 1024)} KiB, the most this endpoint takes`,
+  );
 
 /** Turns anything thrown into the API's error shape; statuses other than 5xx carry their own sentence. */
 export function toErrorResponse(error: unknown, c: Context) {
   if (error instanceof ApiError) return c.json(errorBody(error.message), error.status);
-  if (error instanceof HTTPException) return c.json(errorBody(error.message || 'the request was refused'), error.status);
+  if (error instanceof HTTPException)
+    return c.json(errorBody(error.message || 'the request was refused'), error.status);
   return null;
 }

@@ -14,8 +14,7 @@ export const ObjectNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,6
 });
 
 /** A scope as callers write it: `team:Acme/ml`, `team:ID`, `team:ml`. */
-export const ScopeRefSchema = z
-  .string()
-  .min(1)
-  .max(300)
-  .openapi({ example: 'team:Acme/ml', description: 'org:X, team:X or project:X; X is the ID, the path or its last segment' });
+export const ScopeRefSchema = z.string().min(1).max(300).openapi({
+  example: 'team:Acme/ml',
+  description: 'org:X, team:X or project:X; X is the ID, the path or its last segment',
+});

@@ -11,7 +11,10 @@ export function errors(...statuses: number[]) {
   return Object.fromEntries(
     statuses.map((status) => [
       status,
-      { description: ERROR_TEXT[status] ?? 'error', content: { 'application/json': { schema: ErrorSchema } } },
+      {
+        description: ERROR_TEXT[status] ?? 'error',
+        content: { 'application/json': { schema: ErrorSchema } },
+      },
     ]),
   );
 }

@@ -1,5 +1,5 @@
-import { resolveScope } from '../domain/scope-names.ts';
 import type { Scope, ScopeKey, ScopeKind } from '../domain/scope.ts';
+import { resolveScope } from '../domain/scope-names.ts';
 import type { Sql } from '../store/db.ts';
 import { listScopes } from '../store/tenancy.ts';
 import { ApiError } from './http.ts';

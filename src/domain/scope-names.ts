@@ -32,7 +32,8 @@ export function resolveScope(scopes: readonly Scope[], text: string, defaultKind
   const malformed = {
     error: `"${text}" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT`,
   };
-  const parsed = parseScopeKey(text) ?? (defaultKind && !text.includes(':') ? { kind: defaultKind, id: text } : null);
+  const parsed =
+    parseScopeKey(text) ?? (defaultKind && !text.includes(':') ? { kind: defaultKind, id: text } : null);
   if (!parsed || parsed.id.trim() === '') return malformed;
   const { kind, id: wanted } = parsed;
   const ofKind = scopes.filter((scope) => scope.kind === kind);

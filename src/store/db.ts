@@ -31,6 +31,17 @@ export function isConnectionError(error: unknown): boolean {
   return code !== undefined && CONNECTION_ERRORS.has(code);
 }
 
+/** Text Postgres cannot keep (a NUL character, in text or JSON): bad input, not a failure of the store. */
+const UNSTORABLE_TEXT = new Set([
+  '22021', // character_not_in_repertoire: "invalid byte sequence for encoding UTF8: 0x00"
+  '22P05', // untranslatable_character: "unsupported Unicode escape sequence" (\u0000 in jsonb)
+]);
+
+export function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code !== undefined && UNSTORABLE_TEXT.has(code);
+}
+
 export function connect(url: string, options: { max?: number } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,

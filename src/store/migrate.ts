@@ -17,7 +17,9 @@ export async function migrate(sql: Sql): Promise<string[]> {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`create table if not exists schema_migrations (
       version text primary key, applied_at timestamptz not null default now())`;
-    const done = new Set((await tx`select version from schema_migrations`).map((row) => row.version as string));
+    const done = new Set(
+      (await tx`select version from schema_migrations`).map((row) => row.version as string),
+    );
     const applied: string[] = [];
     for (const file of files.filter((f) => !done.has(f))) {
       await tx.unsafe(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));

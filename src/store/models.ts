@@ -9,7 +9,11 @@ type ModelRow = {
   max_replicas: number;
   target_tokens_per_sec: number | null;
   deleting: boolean;
-  profiles: (Profile & { gpu_model: string | null; default_concurrency: number | null; engine: Profile['engine'] | null })[];
+  profiles: (Profile & {
+    gpu_model: string | null;
+    default_concurrency: number | null;
+    engine: Profile['engine'] | null;
+  })[];
 };
 
 export type StoredModel = Model & { deleting: boolean };
@@ -70,7 +74,8 @@ export async function putModel(sql: Sql, model: Model): Promise<boolean> {
 
 /** Sets or clears the owner; false when there is no such model. */
 export async function setOwner(sql: Sql, name: string, owner: ScopeKey | null): Promise<boolean> {
-  const rows = await sql`update models set owner = ${owner}, updated_at = now() where name = ${name} returning name`;
+  const rows =
+    await sql`update models set owner = ${owner}, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;
 }
 
@@ -82,14 +87,16 @@ export async function setTarget(sql: Sql, name: string, tokensPerSec: number): P
 
 /** Marks the model for removal: its reconciler drains its replicas, then removes it. */
 export async function markDeleting(sql: Sql, name: string): Promise<boolean> {
-  const rows = await sql`update models set deleting = true, updated_at = now() where name = ${name} returning name`;
+  const rows =
+    await sql`update models set deleting = true, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;
 }
 
 /** Removes a model whose replicas have all stopped; false while some still hold room. */
 export async function removeModel(sql: Sql, name: string): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const [active] = await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed') limit 1`;
+    const [active] =
+      await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed') limit 1`;
     if (active) return false;
     await tx`delete from models where name = ${name}`;
     await tx`delete from load_reports where model = ${name}`;
@@ -100,6 +107,8 @@ export async function removeModel(sql: Sql, name: string): Promise<boolean> {
 /** Models owned by any of these scopes. */
 export async function modelsOwnedBy(sql: Sql, owners: ScopeKey[]): Promise<string[]> {
   if (owners.length === 0) return [];
-  const rows = await sql<{ name: string }[]>`select name from models where owner in ${sql(owners)} order by name`;
+  const rows = await sql<
+    { name: string }[]
+  >`select name from models where owner in ${sql(owners)} order by name`;
   return rows.map((row) => row.name);
 }

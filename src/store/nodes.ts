@@ -24,7 +24,8 @@ export async function deleteNode(sql: Sql, name: string): Promise<'deleted' | 'm
   return sql.begin(async (tx) => {
     const [node] = await tx`select name from nodes where name = ${name} for update`;
     if (!node) return 'missing';
-    const [active] = await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed') limit 1`;
+    const [active] =
+      await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed') limit 1`;
     if (active) return 'in-use';
     await tx`delete from nodes where name = ${name}`;
     return 'deleted';

@@ -1,14 +1,22 @@
+import { InvalidInput } from '../domain/errors.ts';
 import type { Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { Sql } from './db.ts';
+import { lockScope } from './tenancy.ts';
 
 export interface StoredQuota extends Quota {
   updated_by: string;
   updated_at: string;
 }
 
-type QuotaRow = { scope: ScopeKey; guarantee: Resources | null; limit: Resources | null; updated_by: string; updated_at: Date };
+type QuotaRow = {
+  scope: ScopeKey;
+  guarantee: Resources | null;
+  limit: Resources | null;
+  updated_by: string;
+  updated_at: Date;
+};
 
 const toQuota = (row: QuotaRow): StoredQuota => ({
   scope: row.scope,
@@ -19,19 +27,27 @@ const toQuota = (row: QuotaRow): StoredQuota => ({
 });
 
 export async function listQuotas(sql: Sql): Promise<StoredQuota[]> {
-  const rows = await sql<QuotaRow[]>`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas order by scope`;
+  const rows = await sql<
+    QuotaRow[]
+  >`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas order by scope`;
   return rows.map(toQuota);
 }
 
-/** Replaces the scope's whole quota (one statement, so concurrent PUTs leave one of them whole). */
+/**
+ * Replaces the scope's whole quota (one statement, so concurrent PUTs leave one of them whole). The
+ * scope is locked meanwhile, so a quota is never left behind by a scope deleted at the same moment.
+ */
 export async function putQuota(sql: Sql, quota: Quota, updatedBy: string): Promise<void> {
-  const guarantee = quota.guarantee ? sql.json(quota.guarantee) : null;
-  const limit = quota.limit ? sql.json(quota.limit) : null;
-  await sql`
-    insert into capacity_quotas (scope, guarantee, "limit", updated_by, updated_at)
-    values (${quota.scope}, ${guarantee}, ${limit}, ${updatedBy}, now())
-    on conflict (scope) do update set guarantee = excluded.guarantee, "limit" = excluded."limit",
-      updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
+  await sql.begin(async (tx) => {
+    if (!(await lockScope(tx, quota.scope))) throw new InvalidInput(`there is no ${quota.scope} any more`);
+    const guarantee = quota.guarantee ? tx.json(quota.guarantee) : null;
+    const limit = quota.limit ? tx.json(quota.limit) : null;
+    await tx`
+      insert into capacity_quotas (scope, guarantee, "limit", updated_by, updated_at)
+      values (${quota.scope}, ${guarantee}, ${limit}, ${updatedBy}, now())
+      on conflict (scope) do update set guarantee = excluded.guarantee, "limit" = excluded."limit",
+        updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
+  });
 }
 
 /** Removes the quota; false when the scope had none. */

@@ -17,7 +17,13 @@ export type Reservation = { reserved: true } | { reserved: false; why: string };
  * re-checks limits and node room (policy/reservation.ts), inserts the replica as pending and, for a
  * reclaim, marks the victims draining. Idempotent: a replica ID that exists is reserved already.
  */
-export async function reserve(sql: Sql, decision: Decision, replicaId: string, settings: PolicySettings, now: number) {
+export async function reserve(
+  sql: Sql,
+  decision: Decision,
+  replicaId: string,
+  settings: PolicySettings,
+  now: number,
+) {
   return sql.begin(async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
     await tx`select pg_advisory_xact_lock(${RESERVATION_LOCK})`;

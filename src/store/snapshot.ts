@@ -14,7 +14,11 @@ export type QuotaPolicy = Pick<Snapshot, 'scopes' | 'quotas' | 'measurements'>;
 export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load'>;
 
 export async function readQuotaPolicy(sql: Sql): Promise<QuotaPolicy> {
-  const [scopes, quotas, measurements] = await Promise.all([listScopes(sql), listQuotas(sql), listMeasurements(sql)]);
+  const [scopes, quotas, measurements] = await Promise.all([
+    listScopes(sql),
+    listQuotas(sql),
+    listMeasurements(sql),
+  ]);
   return { scopes, quotas, measurements };
 }
 

@@ -1,10 +1,12 @@
-import { Conflict, NotFound } from '../domain/errors.ts';
-import { type Scope, type ScopeKey, type ScopeKind, scopeKey } from '../domain/scope.ts';
-import type { Sql } from './db.ts';
+import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
+import { parseScopeKey, type Scope, type ScopeKey, type ScopeKind, scopeKey } from '../domain/scope.ts';
+import type { Sql, Tx } from './db.ts';
 import { newId } from './ids.ts';
 
 const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === UNIQUE_VIOLATION;
+const FOREIGN_KEY_VIOLATION = '23503';
+const isForeignKeyViolation = (error: unknown) => (error as { code?: string }).code === FOREIGN_KEY_VIOLATION;
 
 /** Every scope of the tree, parents before children. */
 export async function listScopes(sql: Sql): Promise<Scope[]> {
@@ -28,16 +30,25 @@ export async function listScopes(sql: Sql): Promise<Scope[]> {
 const TABLE = { org: 'orgs', team: 'teams', project: 'projects' } as const;
 const PARENT_COLUMN = { org: null, team: 'org_id', project: 'team_id' } as const;
 
-/** Creates a scope under `parent` (none for an org); 409 when a sibling has the name. */
+/**
+ * Creates a scope under `parent` (none for an org); 409 when a sibling has the name, 400 when the parent
+ * was deleted since it was resolved.
+ */
 export async function createScope(sql: Sql, kind: ScopeKind, name: string, parentId: string | null) {
   const id = newId();
   const column = PARENT_COLUMN[kind];
   try {
     if (column === null) await sql`insert into orgs (id, name) values (${id}, ${name})`;
-    else await sql`insert into ${sql(TABLE[kind])} (id, name, ${sql(column)}) values (${id}, ${name}, ${parentId})`;
+    else
+      await sql`insert into ${sql(TABLE[kind])} (id, name, ${sql(column)}) values (${id}, ${name}, ${parentId})`;
   } catch (error) {
     if (isUniqueViolation(error)) {
       throw new Conflict(`there is already ${kind === 'org' ? 'an' : 'a'} ${kind} named "${name}" there`);
+    }
+    if (isForeignKeyViolation(error)) {
+      throw new InvalidInput(
+        `there is no ${kind === 'team' ? 'org' : 'team'} with ID "${parentId}" any more`,
+      );
     }
     throw error;
   }
@@ -56,11 +67,21 @@ export async function deleteScope(sql: Sql, kind: ScopeKind, id: string): Promis
         : kind === 'team'
           ? await tx`select 1 from projects where team_id = ${id} limit 1`
           : [];
-    if (children.length) throw new Conflict(`${key} still has ${kind === 'org' ? 'teams' : 'projects'}; delete them first`);
+    if (children.length)
+      throw new Conflict(`${key} still has ${kind === 'org' ? 'teams' : 'projects'}; delete them first`);
     const [model] = await tx`select name from models where owner = ${key} limit 1`;
-    if (model) throw new Conflict(`${key} still owns model "${model.name}"; change its owner or delete it first`);
+    if (model)
+      throw new Conflict(`${key} still owns model "${model.name}"; change its owner or delete it first`);
     const [quota] = await tx`select 1 from capacity_quotas where scope = ${key}`;
     if (quota) throw new Conflict(`${key} still has a quota; delete it first`);
     await tx`delete from ${tx(TABLE[kind])} where id = ${id}`;
   });
+}
+
+/** Keeps a scope from being deleted until the transaction ends; false when it is gone already. */
+export async function lockScope(tx: Tx, key: ScopeKey): Promise<boolean> {
+  const parsed = parseScopeKey(key);
+  if (!parsed) return false;
+  const rows = await tx`select 1 from ${tx(TABLE[parsed.kind])} where id = ${parsed.id} for share`;
+  return rows.length > 0;
 }

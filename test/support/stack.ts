@@ -90,6 +90,17 @@ export async function startStack(
     },
     async stop() {
       await stack.stopWorker();
+      // Reconciler IDs (reconcile:<model>) are shared by every stack on this Temporal server: end ours,
+      // so that a later stack's model of the same name gets a reconciler on its own task queue.
+      const running = temporal.workflow.list({
+        query: `TaskQueue = "${config.taskQueue}" AND ExecutionStatus = "Running"`,
+      });
+      for await (const workflow of running) {
+        await temporal.workflow
+          .getHandle(workflow.workflowId)
+          .terminate('test stack stopped')
+          .catch(() => {});
+      }
       await api.stop();
       await connection.close();
       await sql.end({ timeout: 5 });

@@ -13,7 +13,8 @@ export function healthRoutes(app: Hono, deps: ApiDeps) {
       deps.temporalReachable().catch(() => false),
     ]);
     const down = [store ? null : 'the store (Postgres)', temporal ? null : 'Temporal'].filter(Boolean);
-    if (down.length > 0) return c.json({ error: `${down.join(' and ')} ${down.length > 1 ? 'are' : 'is'} unreachable` }, 503);
+    if (down.length > 0)
+      return c.json({ error: `${down.join(' and ')} ${down.length > 1 ? 'are' : 'is'} unreachable` }, 503);
     return c.json({ ok: true, store: 'up', temporal: 'up' });
   });
 }

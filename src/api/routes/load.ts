@@ -38,9 +38,9 @@ export function loadRouter(deps: ApiDeps) {
   const now = deps.now ?? Date.now;
   const lastSignal = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
 
-  app.use('/models/:name/load', jsonBody(4 * 1024));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(4 * 1024)] as const,
       method: 'post',
       path: '/models/{name}/load',
       tags: ['models'],

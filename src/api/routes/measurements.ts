@@ -38,11 +38,9 @@ export function measurementsRouter(deps: ApiDeps) {
   const app = newRouter();
   const { sql } = deps;
 
-  app.use('/measurements', async (c, next) =>
-    c.req.method === 'PUT' ? jsonBody(BODY_LIMIT)(c, next) : next(),
-  );
   app.openapi(
     createRoute({
+      middleware: [jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/measurements',
       tags: ['measurements'],

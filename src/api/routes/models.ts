@@ -150,11 +150,9 @@ export function modelsRouter(deps: ApiDeps) {
     });
   };
 
-  app.use('/models/:name', async (c, next) =>
-    c.req.method === 'PUT' ? jsonBody(MODEL_BODY_LIMIT)(c, next) : next(),
-  );
   app.openapi(
     createRoute({
+      middleware: [jsonBody(MODEL_BODY_LIMIT)] as const,
       method: 'put',
       path: '/models/{name}',
       tags: ['models'],
@@ -250,9 +248,9 @@ export function modelsRouter(deps: ApiDeps) {
     },
   );
 
-  app.use('/models/:name/owner', jsonBody(OWNER_BODY_LIMIT));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(OWNER_BODY_LIMIT)] as const,
       method: 'post',
       path: '/models/{name}/owner',
       tags: ['models'],

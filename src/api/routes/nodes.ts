@@ -43,9 +43,9 @@ export function nodesRouter(deps: ApiDeps) {
   /** New room may let pending models place: tell those whose newest decision was pending. */
   const tellPending = async () => deps.reconcilers.tell(await pendingModels(sql), 'replicaChanged');
 
-  app.use('/nodes/:name', async (c, next) => (c.req.method === 'PUT' ? jsonBody(BODY_LIMIT)(c, next) : next()));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/nodes/{name}',
       tags: ['cluster'],
@@ -113,7 +113,10 @@ export function nodesRouter(deps: ApiDeps) {
         tags: ['cluster'],
         summary: verb === 'cordon' ? 'Place no new replica on the node' : 'Place replicas on the node again',
         request: { params: NameParam },
-        responses: { 200: jsonContent(z.object({ name: z.string(), state: z.string() })), ...errors(404, 503) },
+        responses: {
+          200: jsonContent(z.object({ name: z.string(), state: z.string() })),
+          ...errors(404, 503),
+        },
       }),
       async (c) => {
         const { name } = c.req.valid('param');
@@ -137,7 +140,8 @@ export function nodesRouter(deps: ApiDeps) {
       const { name } = c.req.valid('param');
       const outcome = await deleteNode(sql, name);
       if (outcome === 'missing') throw new NotFound(`there is no node "${name}"`);
-      if (outcome === 'in-use') throw new Conflict(`replicas still run on node ${name}; cordon it and wait for them to stop`);
+      if (outcome === 'in-use')
+        throw new Conflict(`replicas still run on node ${name}; cordon it and wait for them to stop`);
       return c.json({ removed: name }, 200);
     },
   );

@@ -1,9 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { NotFound } from '../../domain/errors.ts';
 import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
+import { displayName } from '../../domain/scope-names.ts';
 import { previewQuota } from '../../policy/preview.ts';
 import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
-import { formatResources, isEmpty } from '../../policy/resources.ts';
+import { dimensionsOf, formatAmount } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
 import { deleteQuota, listQuotas, putQuota } from '../../store/quotas.ts';
@@ -15,12 +16,15 @@ import { updatedBy } from '../identity.ts';
 import { ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { resolveOrRefuse, subtree } from '../scopes.ts';
-import { displayName } from '../../domain/scope-names.ts';
 
 const BODY_LIMIT = 16 * 1024;
 
 const QuotaInputSchema = z
-  .strictObject({ scope: ScopeRefSchema, guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() })
+  .strictObject({
+    scope: ScopeRefSchema,
+    guarantee: ResourcesSchema.optional(),
+    limit: ResourcesSchema.optional(),
+  })
   .openapi('QuotaInput');
 
 const FiguresSchema = z.object({ gpus: z.number(), cores: z.number(), memory_gib: z.number() });
@@ -48,18 +52,24 @@ const PreviewSchema = z
   .openapi('QuotaPreview');
 
 /** Every dimension present, so readers need not guess what an absent one means in a figure. */
-export const figures = (r: Resources) => ({ gpus: r.gpus ?? 0, cores: r.cores ?? 0, memory_gib: r.memory_gib ?? 0 });
+export const figures = (r: Resources) => ({
+  gpus: r.gpus ?? 0,
+  cores: r.cores ?? 0,
+  memory_gib: r.memory_gib ?? 0,
+});
 
 /** Checks a quota body beyond its shape (API.md) and resolves its scope; answers 400 otherwise. */
 async function checkedQuota(deps: ApiDeps, input: z.infer<typeof QuotaInputSchema>) {
-  const guarantee = input.guarantee && !isEmpty(input.guarantee) ? input.guarantee : undefined;
-  const limit = input.limit && !isEmpty(input.limit) ? input.limit : undefined;
-  if (!guarantee && !limit) throw new ApiError(400, 'a quota needs a guarantee or a limit; to remove one, DELETE it');
+  // A dimension given as 0 is set (a limit of 0 GPUs keeps a scope off GPUs); only absent ones are not.
+  const guarantee = input.guarantee && dimensionsOf(input.guarantee).length > 0 ? input.guarantee : undefined;
+  const limit = input.limit && dimensionsOf(input.limit).length > 0 ? input.limit : undefined;
+  if (!guarantee && !limit)
+    throw new ApiError(400, 'a quota needs a guarantee or a limit; to remove one, DELETE it');
   const above = guaranteeAboveLimit(guarantee, limit);
   if (above) {
     throw new ApiError(
       400,
-      `the guarantee of ${formatResources({ [above]: guarantee?.[above] })} is above the limit of ${formatResources({ [above]: limit?.[above] })}`,
+      `the guarantee of ${formatAmount(above, guarantee![above]!)} is above the limit of ${formatAmount(above, limit![above]!)}`,
     );
   }
   const scope = await resolveOrRefuse(deps.sql, input.scope);
@@ -103,9 +113,9 @@ export function quotasRouter(deps: ApiDeps) {
     },
   );
 
-  app.use('/quotas', async (c, next) => (c.req.method === 'PUT' ? jsonBody(BODY_LIMIT)(c, next) : next()));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/quotas',
       tags: ['quotas'],
@@ -121,9 +131,9 @@ export function quotasRouter(deps: ApiDeps) {
     },
   );
 
-  app.use('/quotas/preview', jsonBody(BODY_LIMIT));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(BODY_LIMIT)] as const,
       method: 'post',
       path: '/quotas/preview',
       tags: ['quotas'],

@@ -21,9 +21,9 @@ const SizingSchema = z
 /** Sizes a model for a throughput against the room there is; with apply, stores it as its target. */
 export function targetRouter(deps: ApiDeps) {
   const app = newRouter();
-  app.use('/models/:name/target', jsonBody(4 * 1024));
   app.openapi(
     createRoute({
+      middleware: [jsonBody(4 * 1024)] as const,
       method: 'post',
       path: '/models/{name}/target',
       tags: ['models'],

@@ -11,7 +11,9 @@ import { resolveOrRefuse } from '../scopes.ts';
 const BODY_LIMIT = 4 * 1024;
 
 const OrgSchema = z.object({ id: z.string(), name: z.string() }).openapi('Org');
-const TeamSchema = z.object({ id: z.string(), org_id: z.string(), name: z.string(), path: z.string() }).openapi('Team');
+const TeamSchema = z
+  .object({ id: z.string(), org_id: z.string(), name: z.string(), path: z.string() })
+  .openapi('Team');
 const ProjectSchema = z
   .object({ id: z.string(), team_id: z.string(), name: z.string(), path: z.string() })
   .openapi('Project');
@@ -49,9 +51,9 @@ export function tenancyRouter(deps: ApiDeps) {
       ? z.strictObject({ [parentField]: ScopeRefSchema, name: ScopeNameSchema })
       : z.strictObject({ name: ScopeNameSchema });
 
-    app.use(`/${plural}`, async (c, next) => (c.req.method === 'POST' ? jsonBody(BODY_LIMIT)(c, next) : next()));
     app.openapi(
       createRoute({
+        middleware: [jsonBody(BODY_LIMIT)] as const,
         method: 'post',
         path: `/${plural}`,
         tags: ['tenancy'],
@@ -62,9 +64,13 @@ export function tenancyRouter(deps: ApiDeps) {
       async (c) => {
         const input = c.req.valid('json') as { name: string } & Record<string, string>;
         const parentKind = PARENT_KIND[kind];
-        const parent = parentKind && parentField ? await resolveOrRefuse(sql, input[parentField], parentKind) : null;
+        const parent =
+          parentKind && parentField ? await resolveOrRefuse(sql, input[parentField], parentKind) : null;
         if (parent && parent.kind !== parentKind) {
-          throw new ApiError(400, `a ${kind} belongs to ${parentKind === 'org' ? 'an org' : 'a team'}, not to ${parent.key}`);
+          throw new ApiError(
+            400,
+            `a ${kind} belongs to ${parentKind === 'org' ? 'an org' : 'a team'}, not to ${parent.key}`,
+          );
         }
         const id = await createScope(sql, kind, input.name, parent?.id ?? null);
         const created = (await present(kind)).find((scope) => scope.id === id);
@@ -101,4 +107,3 @@ export function tenancyRouter(deps: ApiDeps) {
   }
   return app;
 }
-

@@ -29,7 +29,9 @@ const TreeNodeSchema: z.ZodType<TreeNode> = z
       id: z.string(),
       name: z.string(),
       path: z.string(),
-      quota: z.object({ guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() }).nullable(),
+      quota: z
+        .object({ guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() })
+        .nullable(),
       holds: FiguresSchema,
       borrowed: FiguresSchema,
       children: z.array(TreeNodeSchema),

@@ -37,7 +37,9 @@ export function parseClusterFile(text: string, source = 'the cluster file'): Omi
     throw new Error(`${source}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
   }
   return parsed.data.nodes.flatMap((group) => {
-    const names = group.count ? Array.from({ length: group.count }, (_, i) => `${group.name}-${i + 1}`) : [group.name];
+    const names = group.count
+      ? Array.from({ length: group.count }, (_, i) => `${group.name}-${i + 1}`)
+      : [group.name];
     return names.map((name) => ({
       name,
       capacity: group.capacity,
@@ -48,5 +50,7 @@ export function parseClusterFile(text: string, source = 'the cluster file'): Omi
 }
 
 export function readClusterFile(path: string | undefined): Omit<ClusterNode, 'state'>[] {
-  return path === undefined ? parseClusterFile(DEMO_CLUSTER, 'the demo cluster') : parseClusterFile(readFileSync(path, 'utf8'), path);
+  return path === undefined
+    ? parseClusterFile(DEMO_CLUSTER, 'the demo cluster')
+    : parseClusterFile(readFileSync(path, 'utf8'), path);
 }

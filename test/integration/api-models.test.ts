@@ -1,0 +1,400 @@
+// Models (API.md "Models": create/replace, list, detail, delete, owner) against a real Postgres, with
+// their refusals, body bounds and that a failed request changes nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Resources } from '../../src/domain/resources.ts';
+import { newId } from '../../src/store/ids.ts';
+import { type Answer, type Stack, startStack } from '../support/stack.ts';
+
+/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
+function assertError(answer: Answer, status: number, message?: string | RegExp) {
+  assert.equal(answer.status, status, JSON.stringify(answer.body));
+  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
+  assert.equal(typeof answer.body.error, 'string');
+  assert.ok(answer.body.error.length > 0);
+  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
+  if (typeof message === 'string') assert.equal(answer.body.error, message);
+  else if (message) assert.match(answer.body.error, message);
+}
+
+const spec = (extra: Record<string, unknown> = {}) => ({
+  min_replicas: 0,
+  max_replicas: 3,
+  profiles: [
+    {
+      name: 'h100',
+      priority: 10,
+      resources: { gpus: 1, memory_gib: 80 },
+      gpu_model: 'H100',
+      default_concurrency: 8,
+    },
+    { name: 'cpu', resources: { cores: 16 }, engine: { kind: 'llama.cpp', args: ['--ctx', '4096'] } },
+  ],
+  ...extra,
+});
+
+describe('models API', () => {
+  let stack: Stack;
+  // Model names reach Temporal workflow IDs, which outlive this file's stack: keep them unique.
+  const tag = newId().slice(0, 6);
+  const name = (base: string) => `${base}-${tag}`;
+  let teamId: string;
+  let projectId: string;
+
+  before(async () => {
+    stack = await startStack();
+    assert.equal((await stack.call('POST', '/api/v1/orgs', { name: 'Acme' })).status, 201);
+    teamId = (await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'ml' })).body.id;
+    projectId = (await stack.call('POST', '/api/v1/projects', { team: 'Acme/ml', name: 'training' })).body.id;
+  });
+  after(() => stack.stop());
+
+  const put = (model: string, body: unknown, headers?: Record<string, string>) =>
+    stack.call('PUT', `/api/v1/models/${model}`, body, headers);
+  const detail = (model: string) => stack.call('GET', `/api/v1/models/${model}`);
+  const setOwner = (model: string, body: unknown, headers?: Record<string, string>) =>
+    stack.call('POST', `/api/v1/models/${model}/owner`, body, headers);
+  const replica = async (id: string, model: string, profile: string, resources: Resources, state: string) => {
+    await stack.sql`
+      insert into replicas (id, model, profile, node, resources, state, created_at)
+      values (${id}, ${model}, ${profile}, 'node-1', ${stack.sql.json(resources)}, ${state}, now())`;
+  };
+
+  it('PUT /api/v1/models/{name} -> 201 when new, 200 when replaced', async () => {
+    const model = name('chat');
+    assert.deepEqual(await put(model, spec()), { status: 201, body: { name: model } });
+    assert.deepEqual(await put(model, spec({ max_replicas: 5, min_replicas: 1 })), {
+      status: 200,
+      body: { name: model },
+    });
+    const answer = await detail(model);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.max_replicas, 5);
+    assert.equal(answer.body.min_replicas, 1);
+    // Replacing the profiles replaces them all.
+    assert.equal(
+      (await put(model, spec({ profiles: [{ name: 'only', resources: { cores: 2 } }] }))).status,
+      200,
+    );
+    assert.deepEqual(
+      (await detail(model)).body.profiles.map((p: any) => p.name),
+      ['only'],
+    );
+  });
+
+  it('GET /api/v1/models lists each model with owner, replica counts, load, capacity and status', async () => {
+    const model = name('listed');
+    assert.equal((await put(model, spec({ owner: 'team:Acme/ml' }))).status, 201);
+    const answer = await stack.call('GET', '/api/v1/models');
+    assert.equal(answer.status, 200);
+    const found = answer.body.find((m: any) => m.name === model);
+    assert.deepEqual(found, {
+      name: model,
+      owner: `team:${teamId}`,
+      owner_name: 'Acme / ml',
+      min_replicas: 0,
+      max_replicas: 3,
+      replicas: { pending: 0, starting: 0, ready: 0, draining: 0 },
+      in_flight: null,
+      capacity_at_slo: 0,
+      status: 'new',
+      last_decision: null,
+    });
+    const names = answer.body.map((m: any) => m.name);
+    assert.deepEqual(names, [...names].sort(), 'by name');
+  });
+
+  it('GET /api/v1/models/{name} adds profiles, replicas and the newest decisions', async () => {
+    const model = name('detailed');
+    assert.equal(
+      (await put(model, spec({ owner: `project:${projectId}`, target_tokens_per_sec: 500 }))).status,
+      201,
+    );
+    await replica(`${model}-r1`, model, 'h100', { gpus: 1, memory_gib: 80 }, 'ready');
+    await replica(`${model}-r2`, model, 'h100', { gpus: 1, memory_gib: 80 }, 'starting');
+    await replica(`${model}-r3`, model, 'cpu', { cores: 16 }, 'draining');
+    await replica(`${model}-r4`, model, 'h100', { gpus: 1, memory_gib: 80 }, 'stopped');
+    await stack.sql`insert into decisions (model, action, reason, inputs)
+      values (${model}, 'place', 'first', '{}'), (${model}, 'none', 'steady: 0 in flight', '{"in_flight": 0}')`;
+
+    const answer = await detail(model);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const body = answer.body;
+    assert.equal(body.owner, `project:${projectId}`);
+    assert.equal(body.owner_name, 'Acme/ml/training');
+    assert.equal(body.target_tokens_per_sec, 500);
+    assert.deepEqual(body.replicas, { pending: 0, starting: 1, ready: 1, draining: 1 });
+    // Serving replicas (ready, starting) count their profile's concurrency: 8 + 8; draining does not.
+    assert.equal(body.capacity_at_slo, 16);
+    assert.equal(body.status, 'steady');
+    assert.equal(body.last_decision.reason, 'steady: 0 in flight');
+    assert.deepEqual(
+      body.decisions.map((d: any) => d.reason),
+      ['steady: 0 in flight', 'first'],
+    );
+    assert.match(body.decisions[0].at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.deepEqual(body.profiles, [
+      {
+        name: 'h100',
+        priority: 10,
+        resources: { gpus: 1, memory_gib: 80 },
+        gpu_model: 'H100',
+        default_concurrency: 8,
+      },
+      {
+        name: 'cpu',
+        priority: 0,
+        resources: { cores: 16 },
+        engine: { kind: 'llama.cpp', args: ['--ctx', '4096'] },
+      },
+    ]);
+    const listed = body.replicas_list.map((r: any) => [r.id, r.state]).sort();
+    assert.deepEqual(listed, [
+      [`${model}-r1`, 'ready'],
+      [`${model}-r2`, 'starting'],
+      [`${model}-r3`, 'draining'],
+    ]);
+    assert.match(body.replicas_list[0].created_at, /Z$/);
+  });
+
+  it('GET /api/v1/models/{name} -> 404 for an unknown model', async () => {
+    assertError(await detail(name('missing')), 404, `there is no model "${name('missing')}"`);
+  });
+
+  it('DELETE /api/v1/models/{name} -> 200 and the model is deleting; 404 when unknown', async () => {
+    const model = name('doomed');
+    assert.equal((await put(model, spec())).status, 201);
+    assert.deepEqual(await stack.call('DELETE', `/api/v1/models/${model}`), {
+      status: 200,
+      body: { deleting: model },
+    });
+    // Without a worker nobody drains it: it stays, marked deleting.
+    assert.equal((await detail(model)).body.status, 'deleting');
+    assertError(
+      await stack.call('DELETE', `/api/v1/models/${name('never')}`),
+      404,
+      `there is no model "${name('never')}"`,
+    );
+  });
+
+  describe('owner', () => {
+    it('PUT takes the owner as any scope form and stores its key', async () => {
+      const model = name('owned');
+      assert.equal((await put(model, spec({ owner: 'team:acme / ML' }))).status, 201);
+      assert.equal((await detail(model)).body.owner, `team:${teamId}`);
+    });
+
+    it('POST /api/v1/models/{name}/owner -> 200 {model, owner}; "" clears it', async () => {
+      const model = name('moving');
+      assert.equal((await put(model, spec())).status, 201);
+      assert.equal((await detail(model)).body.owner, null);
+      assert.deepEqual(await setOwner(model, { owner: 'project:training' }), {
+        status: 200,
+        body: { model, owner: `project:${projectId}` },
+      });
+      const moved = (await detail(model)).body;
+      assert.equal(moved.owner, `project:${projectId}`);
+      assert.equal(moved.owner_name, 'Acme/ml/training');
+      assert.deepEqual(await setOwner(model, { owner: 'team:Acme/ml' }), {
+        status: 200,
+        body: { model, owner: `team:${teamId}` },
+      });
+      assert.deepEqual(await setOwner(model, { owner: '' }), { status: 200, body: { model, owner: null } });
+      const cleared = (await detail(model)).body;
+      assert.equal(cleared.owner, null);
+      assert.equal(cleared.owner_name, null);
+    });
+
+    it('404 for an unknown model, 400 for an owner that does not resolve, and nothing changes', async () => {
+      const model = name('kept');
+      assert.equal((await put(model, spec({ owner: 'team:Acme/ml' }))).status, 201);
+      const before = (await detail(model)).body;
+      assertError(
+        await setOwner(name('ghost'), { owner: 'team:Acme/ml' }),
+        404,
+        `there is no model "${name('ghost')}"`,
+      );
+      assertError(await setOwner(model, { owner: 'team:Acme/nope' }), 400, 'there is no team "Acme/nope"');
+      assertError(
+        await setOwner(model, { owner: 'Acme' }),
+        400,
+        '"Acme" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT',
+      );
+      assertError(await setOwner(model, {}), 400, 'owner is required');
+      assertError(await setOwner(model, { owner: null }), 400, /^owner /);
+      assertError(await setOwner(model, { owner: 'team:Acme/ml', also: 1 }), 400, 'unknown field "also"');
+      assertError(await setOwner(model, '{"owner": '), 400, /^the request is not valid JSON: /);
+      assertError(
+        await setOwner(model, JSON.stringify({ owner: '' }), { 'content-type': 'text/plain' }),
+        400,
+        /application\/json/,
+      );
+      assertError(await setOwner(model, { owner: '', pad: 'x'.repeat(5 * 1024) }), 413, /larger than 4 KiB/);
+      assert.deepEqual((await detail(model)).body, before);
+    });
+  });
+
+  describe('refusals', () => {
+    const model = name('strict');
+
+    it('refuses min_replicas above max_replicas', async () => {
+      assertError(
+        await put(model, spec({ min_replicas: 4, max_replicas: 2 })),
+        400,
+        'min_replicas (4) is above max_replicas (2)',
+      );
+    });
+
+    it('refuses a profile given twice, one asking for nothing, and none at all', async () => {
+      const twice = { name: 'a', resources: { gpus: 1 } };
+      assertError(await put(model, spec({ profiles: [twice, twice] })), 400, 'profile "a" is given twice');
+      assertError(
+        await put(model, spec({ profiles: [{ name: 'a', resources: {} }] })),
+        400,
+        'profile "a" asks for no resources; give gpus, cores or memory_gib',
+      );
+      assertError(await put(model, spec({ profiles: [] })), 400, /^profiles /);
+    });
+
+    it('refuses bad resources in a profile: fractional GPUs, negative, not a number', async () => {
+      const withResources = (resources: unknown) => spec({ profiles: [{ name: 'a', resources }] });
+      assertError(
+        await put(model, withResources({ gpus: 0.5 })),
+        400,
+        'profiles.0.resources.gpus must be a whole number',
+      );
+      assertError(
+        await put(model, withResources({ cores: -2 })),
+        400,
+        'profiles.0.resources.cores must not be negative',
+      );
+      assertError(
+        await put(model, withResources({ memory_gib: 'lots' })),
+        400,
+        'profiles.0.resources.memory_gib must be a number',
+      );
+      const infinite = `{"max_replicas": 1, "profiles": [{"name": "a", "resources": {"gpus": 1e400}}]}`;
+      assertError(
+        await put(model, infinite),
+        400,
+        /^profiles\.0\.resources\.gpus must be a (finite )?number$/,
+      );
+    });
+
+    it('refuses unknown fields, missing fields and wrong types', async () => {
+      assertError(await put(model, spec({ replicas: 2 })), 400, 'unknown field "replicas"');
+      assertError(
+        await put(model, spec({ profiles: [{ name: 'a', resources: { gpus: 1 }, gpus: 1 }] })),
+        400,
+        'unknown field "gpus" in profiles.0',
+      );
+      assertError(await put(model, { profiles: spec().profiles }), 400, 'max_replicas is required');
+      assertError(await put(model, spec({ max_replicas: 1.5 })), 400, /^max_replicas must be a whole number/);
+      assertError(await put(model, spec({ max_replicas: '3' })), 400, 'max_replicas must be a number');
+      assertError(
+        await put(
+          model,
+          spec({ profiles: [{ name: 'a', resources: { gpus: 1 }, engine: { kind: 'docker' } }] }),
+        ),
+        400,
+        /^profiles\.0\.engine\.kind /,
+      );
+    });
+
+    it('refuses an owner that does not resolve, and creates nothing', async () => {
+      assertError(await put(model, spec({ owner: 'team:nope' })), 400, 'there is no team "nope"');
+      assertError(await put(model, spec({ owner: 'ml' })), 400, /is not org:NAME/);
+      assertError(await detail(model), 404);
+    });
+
+    it('refuses a model name that cannot be a name', async () => {
+      assertError(await put('bad%20name', spec()), 400, /^name must be 1 to 63 letters/);
+      assertError(await put(`-${tag}`, spec()), 400, /^name must be/);
+      assertError(await put('x'.repeat(64), spec()), 400, /^name must be/);
+    });
+
+    it('answers 400 for a body that is not JSON, or not sent as JSON', async () => {
+      assertError(await put(model, '{"max_replicas": 1,'), 400, /^the request is not valid JSON: /);
+      assertError(
+        await put(model, JSON.stringify(spec()), { 'content-type': 'text/plain' }),
+        400,
+        /application\/json/,
+      );
+      assertError(await detail(model), 404);
+    });
+
+    it('answers 413 for a body above 256 KiB (and takes one just under)', async () => {
+      const pad = 'x'.repeat(255 * 1024);
+      const under = spec({
+        profiles: [{ name: 'a', resources: { gpus: 1 }, engine: { kind: 'command', pad } }],
+      });
+      assert.equal((await put(name('roomy'), under)).status, 201);
+      const over = spec({
+        profiles: [
+          {
+            name: 'a',
+            resources: { gpus: 1 },
+            engine: { kind: 'command', pad: `${pad}${'y'.repeat(2048)}` },
+          },
+        ],
+      });
+      assertError(await put(model, over), 413, /larger than 256 KiB/);
+      assertError(await detail(model), 404);
+    });
+  });
+
+  it('concurrent PUTs of a new model: one 201, the rest 200, and one of them whole', async () => {
+    const model = name('raced');
+    const bodies = Array.from({ length: 10 }, (_, i) =>
+      spec({
+        max_replicas: i + 1,
+        profiles: [
+          { name: `first-${i}`, resources: { gpus: 1 } },
+          { name: `second-${i}`, resources: { cores: i + 1 } },
+        ],
+      }),
+    );
+    const answers = await Promise.all(bodies.map((body) => put(model, body)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    const stored = (await detail(model)).body;
+    const i = stored.max_replicas - 1;
+    assert.deepEqual(
+      stored.profiles.map((p: any) => [p.name, p.resources]),
+      [
+        [`first-${i}`, { gpus: 1 }],
+        [`second-${i}`, { cores: i + 1 }],
+      ],
+    );
+  });
+
+  it('a failed request changes nothing', async () => {
+    const model = name('stable');
+    assert.equal((await put(model, spec({ owner: 'team:Acme/ml', target_tokens_per_sec: 100 }))).status, 201);
+    const before = { one: (await detail(model)).body, all: (await stack.call('GET', '/api/v1/models')).body };
+    const failures = [
+      await put(model, spec({ min_replicas: 9 })),
+      await put(
+        model,
+        spec({
+          profiles: [
+            { name: 'a', resources: { gpus: 1 } },
+            { name: 'a', resources: { gpus: 2 } },
+          ],
+        }),
+      ),
+      await put(model, spec({ owner: 'team:nowhere' })),
+      await put(model, spec({ unknown: true })),
+      await put(model, { ...spec(), pad: 'z'.repeat(300 * 1024) }),
+      await put(model, '{"max_replicas": 1'),
+      await put(model, JSON.stringify(spec({ max_replicas: 9 })), { 'content-type': 'text/plain' }),
+      await setOwner(model, { owner: 'project:nowhere' }),
+      await setOwner(model, { owner: 7 }),
+    ];
+    for (const failure of failures)
+      assert.ok(failure.status >= 400 && failure.status < 500, JSON.stringify(failure));
+    assert.deepEqual(
+      { one: (await detail(model)).body, all: (await stack.call('GET', '/api/v1/models')).body },
+      before,
+    );
+  });
+});

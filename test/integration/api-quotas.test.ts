@@ -1,0 +1,575 @@
+// The quota endpoints of API.md ("Conventions", "Quotas") against a real Postgres: how scopes are
+// named, every refusal and its sentence, body bounds, that a failed request changes nothing, that
+// concurrent PUTs leave one whole quota, and holds/borrowed summed up the tree (POLICY.md).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Resources } from '../../src/domain/resources.ts';
+import { newId } from '../../src/store/ids.ts';
+import { type Answer, type Stack, startStack } from '../support/stack.ts';
+
+const MALFORMED = 'is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT';
+
+/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
+function assertError(answer: Answer, status: number, message?: string | RegExp) {
+  assert.equal(answer.status, status, JSON.stringify(answer.body));
+  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
+  assert.equal(typeof answer.body.error, 'string');
+  assert.ok(answer.body.error.length > 0);
+  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
+  if (typeof message === 'string') assert.equal(answer.body.error, message);
+  else if (message) assert.match(answer.body.error, message);
+}
+
+describe('quotas API', () => {
+  let stack: Stack;
+  // Model names reach Temporal workflow IDs, which outlive this file's stack: keep them unique.
+  const tag = newId().slice(0, 6);
+
+  before(async () => {
+    stack = await startStack();
+  });
+  after(() => stack.stop());
+
+  const org = async (name: string) => {
+    const answer = await stack.call('POST', '/api/v1/orgs', { name });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    return answer.body as { id: string; name: string };
+  };
+  const team = async (orgName: string, name: string) => {
+    const answer = await stack.call('POST', '/api/v1/teams', { org: orgName, name });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    return answer.body as { id: string; org_id: string; name: string; path: string };
+  };
+  const project = async (teamPath: string, name: string) => {
+    const answer = await stack.call('POST', '/api/v1/projects', { team: teamPath, name });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    return answer.body as { id: string; team_id: string; name: string; path: string };
+  };
+  const model = async (name: string, owner?: string) => {
+    const answer = await stack.call('PUT', `/api/v1/models/${name}`, {
+      ...(owner ? { owner } : {}),
+      max_replicas: 8,
+      profiles: [{ name: 'gpu', resources: { gpus: 1 } }],
+    });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+  };
+  /** A replica row as the worker would write it; `second` orders them (oldest first). */
+  const replica = async (
+    id: string,
+    modelName: string,
+    resources: Resources,
+    second: number,
+    state = 'ready',
+  ) => {
+    const createdAt = new Date(Date.UTC(2024, 0, 1, 0, 0, second));
+    await stack.sql`
+      insert into replicas (id, model, profile, node, resources, state, created_at)
+      values (${id}, ${modelName}, 'gpu', 'node-1', ${stack.sql.json(resources)}, ${state}, ${createdAt})`;
+  };
+  const quotas = async () => {
+    const answer = await stack.call('GET', '/api/v1/quotas');
+    assert.equal(answer.status, 200);
+    return answer.body as any[];
+  };
+  const quotaOf = async (scope: string) => (await quotas()).find((quota) => quota.scope === scope);
+  const put = (body: unknown, headers?: Record<string, string>) =>
+    stack.call('PUT', '/api/v1/quotas', body, headers);
+
+  describe('scope names', () => {
+    let acmeMl: string;
+    let acmeVision: string;
+    let training: string;
+    let acmeOrg: string;
+
+    before(async () => {
+      acmeOrg = (await org('Acme')).id;
+      acmeMl = (await team('Acme', 'ml')).id;
+      acmeVision = (await team('Acme', 'vision')).id;
+      await org('Globex');
+      await team('Globex', 'ml');
+      training = (await project('Acme/vision', 'training')).id;
+    });
+
+    it('resolves a team by its ID (team:<id>)', async () => {
+      const answer = await put({ scope: `team:${acmeMl}`, limit: { gpus: 1 } });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.deepEqual(answer.body, { scope: `team:${acmeMl}` });
+    });
+
+    it('resolves a team by its full path (team:Acme/ml)', async () => {
+      const answer = await put({ scope: 'team:Acme/ml', limit: { gpus: 2 } });
+      assert.deepEqual(answer, { status: 200, body: { scope: `team:${acmeMl}` } });
+      assert.deepEqual((await quotaOf(`team:${acmeMl}`)).limit, { gpus: 2 });
+    });
+
+    it('ignores case and spaces around "/" (team:acme / ML)', async () => {
+      const answer = await put({ scope: 'team:acme / ML', limit: { gpus: 3 } });
+      assert.deepEqual(answer, { status: 200, body: { scope: `team:${acmeMl}` } });
+      assert.deepEqual((await quotaOf(`team:${acmeMl}`)).limit, { gpus: 3 });
+    });
+
+    it('resolves the last segment alone where it is unique (team:vision)', async () => {
+      const answer = await put({ scope: 'team:vision', limit: { gpus: 4 } });
+      assert.deepEqual(answer, { status: 200, body: { scope: `team:${acmeVision}` } });
+    });
+
+    it('resolves an org by name and a project by its path or trailing segments', async () => {
+      assert.deepEqual(await put({ scope: 'org:acme', limit: { gpus: 100 } }), {
+        status: 200,
+        body: { scope: `org:${acmeOrg}` },
+      });
+      assert.deepEqual(await put({ scope: 'project:Acme/vision/training', limit: { cores: 8 } }), {
+        status: 200,
+        body: { scope: `project:${training}` },
+      });
+      assert.deepEqual(await put({ scope: 'project:VISION/Training', limit: { cores: 9 } }), {
+        status: 200,
+        body: { scope: `project:${training}` },
+      });
+      assert.deepEqual(await put({ scope: `project:${training}`, limit: { cores: 10 } }), {
+        status: 200,
+        body: { scope: `project:${training}` },
+      });
+      assert.deepEqual((await quotaOf(`project:${training}`)).limit, { cores: 10 });
+    });
+
+    it('refuses a name that could mean two scopes: "ml" could be any of 2 teams; give its ID', async () => {
+      assertError(
+        await put({ scope: 'team:ml', limit: { gpus: 1 } }),
+        400,
+        '"ml" could be any of 2 teams; give its ID',
+      );
+    });
+
+    it('refuses a missing scope: there is no team "x"', async () => {
+      assertError(await put({ scope: 'team:x', limit: { gpus: 1 } }), 400, 'there is no team "x"');
+      assertError(
+        await put({ scope: 'project:Acme/vision/nothing', limit: { gpus: 1 } }),
+        400,
+        'there is no project "Acme/vision/nothing"',
+      );
+      // A path of the right depth under another team is not found either.
+      assertError(
+        await put({ scope: 'team:Globex/vision', limit: { gpus: 1 } }),
+        400,
+        'there is no team "Globex/vision"',
+      );
+    });
+
+    it('refuses a malformed scope: "x" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT', async () => {
+      assertError(await put({ scope: 'x', limit: { gpus: 1 } }), 400, `"x" ${MALFORMED}`);
+      for (const text of [
+        'team:',
+        'galaxy:Acme',
+        'team:Acme/ml/extra',
+        'team:Acme//ml',
+        'org:Acme/ml',
+        'Acme/ml',
+      ]) {
+        assertError(await put({ scope: text, limit: { gpus: 1 } }), 400, `"${text}" ${MALFORMED}`);
+      }
+    });
+  });
+
+  describe('refusals', () => {
+    let scope: string;
+    before(async () => {
+      await org('Refuse');
+      scope = `team:${(await team('Refuse', 'checks')).id}`;
+    });
+
+    it('answers 400 "the request is not valid JSON: ..." for a body that is not JSON', async () => {
+      assertError(await put('{"scope": "team:Refuse/checks",'), 400, /^the request is not valid JSON: /);
+      assertError(await put(''), 400, /^the request is not valid JSON: /);
+    });
+
+    it('answers 400 for a body that is not sent as JSON (wrong content type)', async () => {
+      const body = JSON.stringify({ scope, limit: { gpus: 1 } });
+      assertError(await put(body, { 'content-type': 'text/plain' }), 400, /Content-Type: application\/json/);
+      assertError(
+        await put(body, { 'content-type': 'application/x-www-form-urlencoded' }),
+        400,
+        /application\/json/,
+      );
+      // With a charset it is still JSON.
+      const ok = await put(body, { 'content-type': 'application/json; charset=utf-8' });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    });
+
+    it('refuses a quota with neither a guarantee nor a limit', async () => {
+      const message = 'a quota needs a guarantee or a limit; to remove one, DELETE it';
+      assertError(await put({ scope }), 400, message);
+      assertError(await put({ scope, guarantee: {}, limit: {} }), 400, message);
+      assertError(await put({ scope, guarantee: {} }), 400, message);
+    });
+
+    it('takes a limit of 0 on a dimension: it sets that dimension (e.g. no GPUs for this team)', async () => {
+      const answer = await put({ scope, limit: { gpus: 0 } });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.deepEqual((await quotaOf(scope)).limit, { gpus: 0 });
+    });
+
+    it('refuses a guarantee above the limit on a dimension', async () => {
+      assertError(
+        await put({ scope, guarantee: { gpus: 8 }, limit: { gpus: 4 } }),
+        400,
+        'the guarantee of 8 GPUs is above the limit of 4 GPUs',
+      );
+      assertError(
+        await put({ scope, guarantee: { gpus: 2, memory_gib: 600 }, limit: { gpus: 4, memory_gib: 512 } }),
+        400,
+        /guarantee of 600 GiB is above the limit of 512 GiB/,
+      );
+      assertError(
+        await put({ scope, guarantee: { gpus: 2 }, limit: { gpus: 0 } }),
+        400,
+        'the guarantee of 2 GPUs is above the limit of 0 GPUs',
+      );
+      // Equal is fine, and a dimension the limit does not set bounds nothing.
+      assert.equal((await put({ scope, guarantee: { gpus: 4, cores: 99 }, limit: { gpus: 4 } })).status, 200);
+    });
+
+    it('refuses negative values', async () => {
+      assertError(await put({ scope, guarantee: { gpus: -1 } }), 400, 'guarantee.gpus must not be negative');
+      assertError(
+        await put({ scope, limit: { memory_gib: -0.5 } }),
+        400,
+        'limit.memory_gib must not be negative',
+      );
+    });
+
+    it('refuses fractional GPUs (fractional cores are fine)', async () => {
+      assertError(await put({ scope, limit: { gpus: 1.5 } }), 400, 'limit.gpus must be a whole number');
+      assert.equal((await put({ scope, limit: { cores: 1.5 } })).status, 200);
+    });
+
+    it('refuses values that are not numbers', async () => {
+      assertError(await put({ scope, limit: { gpus: '8' } }), 400, 'limit.gpus must be a number');
+      assertError(await put({ scope, guarantee: { cores: null } }), 400, 'guarantee.cores must be a number');
+      assertError(await put({ scope, guarantee: 8 }), 400, /^guarantee must be an? /);
+      assertError(await put({ scope: 42, limit: { gpus: 1 } }), 400, /^scope must be a string/);
+    });
+
+    it('refuses values that are not finite (1e400 parses to Infinity)', async () => {
+      const answer = await put(`{"scope": "${scope}", "limit": {"gpus": 1e400}}`);
+      assertError(answer, 400, /^limit\.gpus must be a (finite )?number$/);
+      assertError(
+        await put(`{"scope": "${scope}", "guarantee": {"cores": -1e400}}`),
+        400,
+        /^guarantee\.cores must/,
+      );
+    });
+
+    it('refuses unknown fields, at the top and inside resources', async () => {
+      assertError(await put({ scope, limit: { gpus: 1 }, owner: 'x' }), 400, 'unknown field "owner"');
+      assertError(await put({ scope, limit: { gpu: 1 } }), 400, 'unknown field "gpu" in limit');
+    });
+
+    it('requires the scope', async () => {
+      assertError(await put({ limit: { gpus: 1 } }), 400, 'scope is required');
+    });
+
+    it('answers 413 for a body above 16 KiB, and looks at one just below', async () => {
+      const big = { scope, limit: { gpus: 1 }, pad: 'x'.repeat(17 * 1024) };
+      assertError(await put(big), 413, /larger than 16 KiB/);
+      // Just under the bound the body is read (and refused for its unknown field, not its size).
+      const small = { scope, limit: { gpus: 1 }, pad: 'x'.repeat(15 * 1024) };
+      assertError(await put(small), 400, 'unknown field "pad"');
+      assertError(await stack.call('POST', '/api/v1/quotas/preview', big), 413);
+    });
+  });
+
+  it('lists quotas with their display name, holds, borrowed, updated_by and updated_at', async () => {
+    const o = await org('Listing');
+    const t = await team('Listing', 'ml');
+    const p = await project('Listing/ml', 'training');
+    const headers = { 'X-Llmgw-User': 'alice@example.com' };
+    assert.equal((await put({ scope: 'org:Listing', limit: { gpus: 64 } }, headers)).status, 200);
+    assert.equal(
+      (await put({ scope: 'team:Listing/ml', guarantee: { gpus: 8 }, limit: { gpus: 16 } })).status,
+      200,
+    );
+    assert.equal(
+      (await put({ scope: 'project:Listing/ml/training', guarantee: { cores: 4.5 } })).status,
+      200,
+    );
+
+    const orgQuota = await quotaOf(`org:${o.id}`);
+    assert.equal(orgQuota.name, 'Listing');
+    assert.equal(orgQuota.updated_by, 'alice@example.com');
+    assert.deepEqual(orgQuota.limit, { gpus: 64 });
+    assert.equal('guarantee' in orgQuota, false);
+
+    const teamQuota = await quotaOf(`team:${t.id}`);
+    assert.deepEqual(teamQuota, {
+      scope: `team:${t.id}`,
+      name: 'Listing / ml',
+      guarantee: { gpus: 8 },
+      limit: { gpus: 16 },
+      holds: { gpus: 0, cores: 0, memory_gib: 0 },
+      borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
+      updated_by: 'anonymous',
+      updated_at: teamQuota.updated_at,
+    });
+    assert.match(teamQuota.updated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.ok(Math.abs(Date.parse(teamQuota.updated_at) - Date.now()) < 60_000, teamQuota.updated_at);
+
+    const projectQuota = await quotaOf(`project:${p.id}`);
+    assert.equal(projectQuota.name, 'Listing/ml/training');
+    assert.deepEqual(projectQuota.guarantee, { cores: 4.5 });
+    assert.equal('limit' in projectQuota, false);
+  });
+
+  it('replaces the whole quota on PUT (a dimension or part not given is gone)', async () => {
+    await org('Replace');
+    const t = await team('Replace', 'ml');
+    await put({
+      scope: 'team:Replace/ml',
+      guarantee: { gpus: 2, cores: 8 },
+      limit: { gpus: 4, memory_gib: 64 },
+    });
+    await put({ scope: 'team:Replace/ml', limit: { cores: 16 } }, { 'X-Llmgw-User': 'bob' });
+    const quota = await quotaOf(`team:${t.id}`);
+    assert.equal('guarantee' in quota, false, JSON.stringify(quota));
+    assert.deepEqual(quota.limit, { cores: 16 });
+    assert.equal(quota.updated_by, 'bob');
+    // Empty parts count as absent: a guarantee of {} next to a limit stores no guarantee.
+    await put({ scope: 'team:Replace/ml', guarantee: {}, limit: { gpus: 1 } });
+    const again = await quotaOf(`team:${t.id}`);
+    assert.equal('guarantee' in again, false, JSON.stringify(again));
+    assert.deepEqual(again.limit, { gpus: 1 });
+  });
+
+  it('DELETE /api/v1/quotas/{scope} takes a URL-encoded path scope, then 404 when there is none', async () => {
+    await org('Remove');
+    const t = await team('Remove', 'ml');
+    await put({ scope: `team:${t.id}`, limit: { gpus: 4 } });
+    const removed = await stack.call('DELETE', '/api/v1/quotas/team%3ARemove%2Fml');
+    assert.deepEqual(removed, { status: 200, body: { removed: `team:${t.id}` } });
+    assert.equal(await quotaOf(`team:${t.id}`), undefined);
+    assertError(
+      await stack.call('DELETE', '/api/v1/quotas/team%3ARemove%2Fml'),
+      404,
+      `team:${t.id} has no quota`,
+    );
+    // By ID, and with the spaces and case people type.
+    await put({ scope: `team:${t.id}`, limit: { gpus: 4 } });
+    const spaced = await stack.call('DELETE', `/api/v1/quotas/${encodeURIComponent('team:remove / ML')}`);
+    assert.deepEqual(spaced, { status: 200, body: { removed: `team:${t.id}` } });
+    await put({ scope: `team:${t.id}`, limit: { gpus: 4 } });
+    assert.equal((await stack.call('DELETE', `/api/v1/quotas/team:${t.id}`)).status, 200);
+    assertError(
+      await stack.call('DELETE', '/api/v1/quotas/team%3ANoSuch%2Fteam'),
+      400,
+      'there is no team "NoSuch/team"',
+    );
+    assertError(await stack.call('DELETE', '/api/v1/quotas/nonsense'), 400, `"nonsense" ${MALFORMED}`);
+  });
+
+  it('a failed request changes nothing', async () => {
+    await org('Unchanged');
+    const t = await team('Unchanged', 'ml');
+    await put(
+      { scope: `team:${t.id}`, guarantee: { gpus: 2 }, limit: { gpus: 4 } },
+      { 'X-Llmgw-User': 'carol' },
+    );
+    const before = await quotas();
+    const tree = (await stack.call('GET', '/api/v1/tree')).body;
+    const scope = 'team:Unchanged/ml';
+    const failures: Answer[] = [
+      await put({ scope, guarantee: { gpus: 8 }, limit: { gpus: 4 } }),
+      await put({ scope, limit: { gpus: -1 } }),
+      await put({ scope, limit: { gpus: 1.5 } }),
+      await put({ scope, limit: { gpus: 1 }, extra: true }),
+      await put({ scope, limit: { gpus: 1 }, pad: 'x'.repeat(20 * 1024) }),
+      await put(`{"scope": "${scope}", "limit": {"gpus": 1}`),
+      await put(JSON.stringify({ scope, limit: { gpus: 1 } }), { 'content-type': 'text/plain' }),
+      await put({ scope }),
+      await put({ scope: 'team:Unchanged/nope', limit: { gpus: 1 } }),
+      await put({ scope: 'org:Unchanged', limit: { gpus: 1 }, guarantee: { gpus: 2 } }),
+      await stack.call('DELETE', '/api/v1/quotas/org%3AUnchanged'),
+      await stack.call('DELETE', '/api/v1/quotas/team%3AUnchanged%2Fnope'),
+    ];
+    for (const failure of failures)
+      assert.ok(failure.status >= 400 && failure.status < 500, JSON.stringify(failure));
+    assert.deepEqual(await quotas(), before);
+    assert.deepEqual((await stack.call('GET', '/api/v1/tree')).body, tree);
+  });
+
+  it('concurrent PUTs on one scope leave exactly one of them, whole', async () => {
+    await org('Race');
+    const t = await team('Race', 'ml');
+    // Each writer's quota is recognisable on every part: its guarantee, its limit (or none) and its user.
+    const bodies = Array.from({ length: 20 }, (_, i) => ({
+      scope: i % 3 === 0 ? `team:${t.id}` : i % 3 === 1 ? 'team:Race/ml' : 'team:race / ML',
+      guarantee: { gpus: i, cores: 100 + i },
+      ...(i % 2 === 0 ? { limit: { gpus: 20 + i, memory_gib: 1000 + i } } : {}),
+    }));
+    const answers = await Promise.all(bodies.map((body, i) => put(body, { 'X-Llmgw-User': `writer-${i}` })));
+    for (const answer of answers) assert.deepEqual(answer, { status: 200, body: { scope: `team:${t.id}` } });
+
+    const stored = await quotaOf(`team:${t.id}`);
+    const i = stored.guarantee.gpus as number;
+    assert.ok(Number.isInteger(i) && i >= 0 && i < 20, JSON.stringify(stored));
+    assert.deepEqual(stored.guarantee, bodies[i].guarantee);
+    assert.deepEqual(stored.limit, bodies[i].limit);
+    assert.equal(stored.updated_by, `writer-${i}`);
+    const [{ count }] =
+      await stack.sql`select count(*)::int as count from capacity_quotas where scope = ${`team:${t.id}`}`;
+    assert.equal(count, 1);
+  });
+
+  describe('holds and borrowed are summed up the tree', () => {
+    /**
+     * Org > team (guarantee 4 GPUs) > projects a and b, each owning a model. Oldest first (POLICY.md
+     * "Guarantee"): r0 is stopped (holds nothing); r1 a 2 GPUs taken (2); r2 b 3 GPUs would make 5, so
+     * borrowed; r3 b 2 GPUs (draining still holds) taken (4); r4 a 1 GPU would make 5, borrowed; r5 a
+     * CPU-only uses no dimension the guarantee sets, borrowed; r6 has no owner and counts nowhere.
+     */
+    const scenario = async (name: string) => {
+      const o = await org(name);
+      const t = await team(name, 'ml');
+      const a = await project(`${name}/ml`, 'a');
+      const b = await project(`${name}/ml`, 'b');
+      const [ma, mb, mu] = [`${name}-a-${tag}`, `${name}-b-${tag}`, `${name}-u-${tag}`].map((n) =>
+        n.toLowerCase(),
+      );
+      await model(ma, `project:${a.id}`);
+      await model(mb, `project:${name}/ml/b`);
+      await model(mu);
+      assert.equal((await put({ scope: `team:${name}/ml`, guarantee: { gpus: 4 } })).status, 200);
+      const r = (n: number) => `${name.toLowerCase()}-r${n}`;
+      await replica(r(0), mb, { gpus: 1 }, 0, 'stopped');
+      await replica(r(1), ma, { gpus: 2, memory_gib: 80 }, 1);
+      await replica(r(2), mb, { gpus: 3, memory_gib: 120 }, 2);
+      await replica(r(3), mb, { gpus: 2, memory_gib: 80 }, 3, 'draining');
+      await replica(r(4), ma, { gpus: 1, memory_gib: 40 }, 4, 'starting');
+      await replica(r(5), ma, { cores: 8, memory_gib: 16 }, 5);
+      await replica(r(6), mu, { gpus: 1, memory_gib: 8 }, 6);
+      return { o, t, a, b, ma, mb, mu, r };
+    };
+
+    it('with a guarantee on the team only: GET /quotas and GET /tree', async () => {
+      const { o, t, a, b, ma, r } = await scenario('Holdco');
+
+      const teamQuota = await quotaOf(`team:${t.id}`);
+      assert.deepEqual(teamQuota.holds, { gpus: 8, cores: 8, memory_gib: 336 });
+      assert.deepEqual(teamQuota.borrowed, { gpus: 4, cores: 8, memory_gib: 176 });
+      assert.equal(await quotaOf(`org:${o.id}`), undefined, 'only scopes with a quota are listed');
+
+      const tree = await stack.call('GET', '/api/v1/tree');
+      assert.equal(tree.status, 200);
+      const orgNode = tree.body.find((node: any) => node.id === o.id);
+      assert.equal(orgNode.scope, `org:${o.id}`);
+      assert.equal(orgNode.quota, null);
+      assert.deepEqual(orgNode.holds, { gpus: 8, cores: 8, memory_gib: 336 });
+      assert.deepEqual(orgNode.borrowed, { gpus: 4, cores: 8, memory_gib: 176 });
+      assert.equal(orgNode.children.length, 1);
+      const teamNode = orgNode.children[0];
+      assert.equal(teamNode.scope, `team:${t.id}`);
+      assert.equal(teamNode.path, 'Holdco / ml');
+      assert.deepEqual(teamNode.quota, { guarantee: { gpus: 4 } });
+      assert.deepEqual(teamNode.holds, { gpus: 8, cores: 8, memory_gib: 336 });
+      assert.deepEqual(teamNode.borrowed, { gpus: 4, cores: 8, memory_gib: 176 });
+      const byId = new Map(teamNode.children.map((node: any) => [node.id, node]));
+      assert.equal(byId.size, 2);
+      const nodeA = byId.get(a.id) as any;
+      const nodeB = byId.get(b.id) as any;
+      assert.equal(nodeA.path, 'Holdco/ml/a');
+      assert.equal(nodeA.quota, null);
+      assert.deepEqual(nodeA.holds, { gpus: 3, cores: 8, memory_gib: 136 });
+      assert.deepEqual(nodeA.borrowed, { gpus: 1, cores: 8, memory_gib: 56 });
+      assert.deepEqual(nodeB.holds, { gpus: 5, cores: 0, memory_gib: 200 });
+      assert.deepEqual(nodeB.borrowed, { gpus: 3, cores: 0, memory_gib: 120 });
+      assert.deepEqual(nodeA.children, []);
+
+      // The same walk marks each replica protected or not.
+      const replicas = await stack.call('GET', '/api/v1/replicas');
+      const flags = Object.fromEntries(
+        replicas.body.filter((x: any) => x.id.startsWith('holdco-')).map((x: any) => [x.id, x.protected]),
+      );
+      assert.deepEqual(flags, {
+        [r(0)]: false,
+        [r(1)]: true,
+        [r(2)]: false,
+        [r(3)]: true,
+        [r(4)]: false,
+        [r(5)]: false,
+        [r(6)]: false,
+      });
+      const models = await stack.call('GET', `/api/v1/models/${ma}`);
+      assert.equal(models.body.owner, `project:${a.id}`);
+    });
+
+    it("a replica beyond its project's guarantee that the team's guarantee covers is not borrowed; one a project guarantee covers is not either", async () => {
+      const { t, a, b } = await scenario('Layered');
+      // b's own guarantee covers r2 (3 GPUs); the team's walk (r1, r3 taken) is unchanged.
+      assert.equal((await put({ scope: `project:${b.id}`, guarantee: { gpus: 3 } })).status, 200);
+      // a's guarantee of 1 GPU takes r4 only (r1 is 2): r1 stays protected by the team, not borrowed.
+      assert.equal((await put({ scope: `project:${a.id}`, guarantee: { gpus: 1 } })).status, 200);
+
+      const all = await quotas();
+      const get = (scope: string) => all.find((quota) => quota.scope === scope);
+      assert.deepEqual(get(`project:${b.id}`).borrowed, { gpus: 0, cores: 0, memory_gib: 0 });
+      assert.deepEqual(get(`project:${b.id}`).holds, { gpus: 5, cores: 0, memory_gib: 200 });
+      assert.deepEqual(get(`project:${a.id}`).borrowed, { gpus: 0, cores: 8, memory_gib: 16 });
+      assert.deepEqual(get(`team:${t.id}`).borrowed, { gpus: 0, cores: 8, memory_gib: 16 });
+      assert.deepEqual(get(`team:${t.id}`).holds, { gpus: 8, cores: 8, memory_gib: 336 });
+    });
+  });
+
+  it('POST /api/v1/quotas/preview says what would change and changes nothing', async () => {
+    const o = await org('Preview');
+    const t = await team('Preview', 'ml');
+    const p = await project('Preview/ml', 'p');
+    const m = `preview-${tag}`;
+    await model(m, `project:${p.id}`);
+    assert.equal((await put({ scope: `team:${t.id}`, guarantee: { gpus: 4 } })).status, 200);
+    await replica('preview-r1', m, { gpus: 2 }, 1);
+    await replica('preview-r2', m, { gpus: 2 }, 2);
+    await replica('preview-r3', m, { gpus: 2 }, 3);
+    const before = await quotas();
+    const tree = (await stack.call('GET', '/api/v1/tree')).body;
+
+    const answer = await stack.call('POST', '/api/v1/quotas/preview', {
+      scope: 'team:Preview/ml',
+      guarantee: { gpus: 2 },
+      limit: { gpus: 6 },
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.scope, `team:${t.id}`);
+    assert.deepEqual(answer.body.became_borrowed, ['preview-r2']);
+    assert.deepEqual(answer.body.became_protected, []);
+    assert.deepEqual(
+      answer.body.reclaimable.map((x: any) => x.replica),
+      ['preview-r2', 'preview-r3'],
+    );
+    assert.deepEqual(
+      answer.body.blocked_models.map((x: any) => x.model),
+      [m],
+    );
+
+    // A preview for a scope without a quota creates none; a refused preview answers like a PUT.
+    const orgPreview = await stack.call('POST', '/api/v1/quotas/preview', {
+      scope: `org:${o.id}`,
+      limit: { gpus: 1 },
+    });
+    assert.equal(orgPreview.status, 200, JSON.stringify(orgPreview.body));
+    assertError(
+      await stack.call('POST', '/api/v1/quotas/preview', {
+        scope: `team:${t.id}`,
+        guarantee: { gpus: 3 },
+        limit: { gpus: 2 },
+      }),
+      400,
+      /above the limit/,
+    );
+    assertError(
+      await stack.call('POST', '/api/v1/quotas/preview', { scope: 'team:Preview/none', limit: { gpus: 1 } }),
+      400,
+    );
+
+    assert.deepEqual(await quotas(), before);
+    assert.deepEqual((await stack.call('GET', '/api/v1/tree')).body, tree);
+  });
+});
