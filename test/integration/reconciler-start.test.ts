@@ -53,7 +53,9 @@ describe('creating a model starts its reconciler', () => {
     assert.deepEqual(described.searchAttributes.LlmgwReplicas, [1]);
     const listed = await eventually('the visibility query finds it', async () => {
       const found = [];
-      for await (const info of stack.temporal.workflow.list({ query: 'LlmgwModel = "chat"' }))
+      for await (const info of stack.temporal.workflow.list({
+        query: `LlmgwModel = "chat" AND TaskQueue = "${stack.config.taskQueue}"`,
+      }))
         found.push(info.workflowId);
       return found.length > 0 ? found : undefined;
     });
