@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { REPLICA_STATES, SERVING_STATES } from '../../domain/cluster.ts';
+import { ACTIVE_STATES } from '../../domain/cluster.ts';
 import { NotFound } from '../../domain/errors.ts';
 import type { Model } from '../../domain/model.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
-import { displayName } from '../../domain/scope-names.ts';
-import { concurrencyOf } from '../../policy/profiles.ts';
+import { loadOf } from '../../policy/load.ts';
+import { modelFigures } from '../../policy/model-figures.ts';
 import { isEmpty } from '../../policy/resources.ts';
+import { buildView } from '../../policy/view.ts';
 import { latestDecisions, listDecisions } from '../../store/decisions.ts';
 import { getModel, listModels, markDeleting, putModel, setOwner } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
@@ -101,26 +102,12 @@ export function modelsRouter(deps: ApiDeps) {
       sql,
       models.map((model) => model.name),
     );
-    const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
+    const view = buildView(snapshot);
     return models.map((model) => {
-      const replicas = snapshot.replicas.filter((replica) => replica.model === model.name);
-      const counts = Object.fromEntries(
-        REPLICA_STATES.filter((s) => s !== 'stopped' && s !== 'failed').map((s) => [s, 0]),
-      );
+      const replicas = view.replicasOfModel(model.name);
+      const counts = Object.fromEntries(ACTIVE_STATES.map((state) => [state, 0]));
       for (const replica of replicas) counts[replica.state]++;
-      const measured = new Map(
-        snapshot.measurements.filter((m) => m.model === model.name).map((m) => [m.profile, m]),
-      );
-      const capacity = replicas
-        .filter((replica) => SERVING_STATES.includes(replica.state))
-        .reduce((total, replica) => {
-          const profile = model.profiles.find((p) => p.name === replica.profile);
-          return (
-            total + (profile ? concurrencyOf(profile, measured.get(profile.name), snapshot.settings) : 0)
-          );
-        }, 0);
-      const load = snapshot.load[model.name];
-      const fresh = load && now() - load.reported_at <= snapshot.settings.loadStaleMs;
+      const figures = modelFigures(view, model);
       const decision = last.get(model.name) ?? null;
       const status = model.deleting
         ? 'deleting'
@@ -134,15 +121,15 @@ export function modelsRouter(deps: ApiDeps) {
       const summary = {
         name: model.name,
         owner: model.owner,
-        owner_name: model.owner ? displayName(scopes, model.owner) : null,
+        owner_name: model.owner ? view.displayName(model.owner) : null,
         min_replicas: model.min_replicas,
         max_replicas: model.max_replicas,
         ...(model.target_tokens_per_sec === undefined
           ? {}
           : { target_tokens_per_sec: model.target_tokens_per_sec }),
         replicas: counts,
-        in_flight: fresh ? load.in_flight + load.waiting : null,
-        capacity_at_slo: capacity,
+        in_flight: loadOf(view, model.name).inFlight,
+        capacity_at_slo: figures.capacity,
         status,
         last_decision: decision,
       };
