@@ -1,10 +1,8 @@
 import { DIMENSIONS, type Dimension, type Resources } from '../domain/resources.ts';
 
 /** Every dimension set, an absent one as 0: a node's capacity as room to fit into. */
-export function complete(r: Resources): Resources {
-  const out: Resources = {};
-  for (const d of DIMENSIONS) out[d] = r[d] ?? 0;
-  return out;
+export function complete(r: Resources): Required<Resources> {
+  return { gpus: r.gpus ?? 0, cores: r.cores ?? 0, memory_gib: r.memory_gib ?? 0 };
 }
 
 /** Every dimension set to zero: what a scope or node holds when nothing runs. */

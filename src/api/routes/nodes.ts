@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { Conflict, NotFound } from '../../domain/errors.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
-import { exceeding, formatResources, subtract, sum } from '../../policy/resources.ts';
+import { complete, exceeding, formatResources, subtract, sum } from '../../policy/resources.ts';
 import { pendingModels } from '../../store/decisions.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../store/nodes.ts';
 import { listReplicas } from '../../store/replicas.ts';
@@ -9,7 +9,6 @@ import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-import { figures } from './quotas.ts';
 
 const BODY_LIMIT = 16 * 1024;
 
@@ -93,8 +92,8 @@ export function nodesRouter(deps: ApiDeps) {
         const allocated = sum(here.map((r) => r.resources));
         return {
           ...node,
-          allocated: figures(allocated),
-          free: figures(subtract(figures(node.capacity), allocated)),
+          allocated: complete(allocated),
+          free: complete(subtract(complete(node.capacity), allocated)),
           replicas: here.length,
         };
       });

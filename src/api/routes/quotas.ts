@@ -4,7 +4,7 @@ import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
 import { displayName } from '../../domain/scope-names.ts';
 import { previewQuota } from '../../policy/preview.ts';
 import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
-import { dimensionsOf, formatAmount } from '../../policy/resources.ts';
+import { complete, dimensionsOf, formatAmount } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
 import { deleteQuota, listQuotas, putQuota } from '../../store/quotas.ts';
@@ -50,13 +50,6 @@ const PreviewSchema = z
     blocked_models: z.array(z.object({ model: z.string(), why: z.string() })),
   })
   .openapi('QuotaPreview');
-
-/** Every dimension present, so readers need not guess what an absent one means in a figure. */
-export const figures = (r: Resources) => ({
-  gpus: r.gpus ?? 0,
-  cores: r.cores ?? 0,
-  memory_gib: r.memory_gib ?? 0,
-});
 
 /** Checks a quota body beyond its shape (API.md) and resolves its scope; answers 400 otherwise. */
 async function checkedQuota(deps: ApiDeps, input: z.infer<typeof QuotaInputSchema>) {
@@ -104,8 +97,8 @@ export function quotasRouter(deps: ApiDeps) {
         name: displayName(scopes, quota.scope),
         ...(quota.guarantee ? { guarantee: quota.guarantee } : {}),
         ...(quota.limit ? { limit: quota.limit } : {}),
-        holds: figures(perScope.get(quota.scope)?.holds ?? {}),
-        borrowed: figures(perScope.get(quota.scope)?.borrowed ?? {}),
+        holds: complete(perScope.get(quota.scope)?.holds ?? {}),
+        borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
         updated_by: quota.updated_by,
         updated_at: quota.updated_at,
       }));

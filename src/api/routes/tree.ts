@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { ResourcesSchema } from '../../domain/resources.ts';
+import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
 import { displayName } from '../../domain/scope-names.ts';
+import { complete } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
-import { figures } from './quotas.ts';
 
 interface TreeNode {
   scope: ScopeKey;
@@ -15,8 +15,8 @@ interface TreeNode {
   name: string;
   path: string;
   quota: { guarantee?: object; limit?: object } | null;
-  holds: ReturnType<typeof figures>;
-  borrowed: ReturnType<typeof figures>;
+  holds: Required<Resources>;
+  borrowed: Required<Resources>;
   children: TreeNode[];
 }
 
@@ -68,8 +68,8 @@ export function treeRouter(deps: ApiDeps) {
           name: scope.name,
           path: displayName(scopes, scope.key),
           quota: quota ? { guarantee: quota.guarantee, limit: quota.limit } : null,
-          holds: figures(perScope.get(scope.key)?.holds ?? {}),
-          borrowed: figures(perScope.get(scope.key)?.borrowed ?? {}),
+          holds: complete(perScope.get(scope.key)?.holds ?? {}),
+          borrowed: complete(perScope.get(scope.key)?.borrowed ?? {}),
           children: [],
         };
         nodes.set(scope.key, node);
