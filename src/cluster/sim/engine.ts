@@ -1,0 +1,156 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SimBatch } from './engine-batch.ts';
+import type { SimEngineModel } from './engine-model.ts';
+import { completionShapes, parseChatRequest, tokenText } from './engine-openai.ts';
+
+export { simKnee } from './engine-model.ts';
+
+export interface SimEngineOptions extends SimEngineModel {
+  /** 0 or absent: a free port. */
+  port?: number;
+  /** Seeds the jitter. */
+  seed: number;
+  /** The model /v1/models lists; requests may name any model. */
+  model?: string;
+}
+
+export interface SimEngine {
+  /** The server's address, e.g. http://127.0.0.1:41234; the OpenAI API is under `${url}/v1`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * An OpenAI-compatible streaming server that behaves like an LLM engine under load (engine-model.ts):
+ * tokens come slower the more requests it serves at once, and requests beyond its batch wait for a slot.
+ * It serves POST /v1/chat/completions (streamed or not), GET /v1/models, GET /health and GET /metrics
+ * with vLLM's gauges, so `llmgw ctl bench` and load reporters can be tested without a GPU.
+ */
+export async function startSimEngine(options: SimEngineOptions): Promise<SimEngine> {
+  checkOptions(options);
+  const model = options.model ?? 'sim';
+  const batch = new SimBatch(options, options.seed);
+  let completions = 0;
+
+  const chat = async (req: IncomingMessage, res: ServerResponse) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch (error) {
+      return replyError(res, 400, `the body is not JSON: ${(error as Error).message}`);
+    }
+    const request = parseChatRequest(body);
+    if (typeof request === 'string') return replyError(res, 400, request);
+    const shapes = completionShapes(`chatcmpl-sim-${++completions}`, model, request.promptTokens);
+    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    let text = '';
+    let done = false;
+    if (request.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+    }
+    const cancel = batch.submit({
+      promptTokens: request.promptTokens,
+      maxTokens: request.maxTokens,
+      onToken(index) {
+        if (!request.stream) {
+          text += tokenText(index);
+          return;
+        }
+        // Like vLLM, the role comes with the first token, so a client timing its first chunk times the token.
+        if (index === 0) send(shapes.delta({ role: 'assistant', content: '' }));
+        send(shapes.delta({ content: tokenText(index) }));
+      },
+      onDone() {
+        done = true;
+        if (!request.stream) return replyJson(res, 200, shapes.whole(text, request.maxTokens));
+        send(shapes.delta({}, 'length'));
+        if (request.includeUsage) send(shapes.usageChunk(request.maxTokens));
+        res.end('data: [DONE]\n\n');
+      },
+    });
+    res.on('close', () => {
+      if (!done) cancel();
+    });
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      chat(req, res).catch((error) => replyError(res, 500, String(error)));
+    } else if (req.method === 'GET' && path === '/v1/models') {
+      replyJson(res, 200, {
+        object: 'list',
+        data: [{ id: model, object: 'model', created: 0, owned_by: 'llmgw-sim', root: model }],
+      });
+    } else if (req.method === 'GET' && path === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      res.end(metricsText(model, batch.runningCount, batch.waitingCount));
+    } else if (req.method === 'GET' && path === '/health') {
+      res.writeHead(200).end();
+    } else {
+      replyError(res, 404, `there is no ${req.method} ${path}`);
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      batch.stopAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function checkOptions(options: SimEngineOptions) {
+  const problems = [
+    Number.isInteger(options.maxBatch) && options.maxBatch >= 1
+      ? null
+      : 'maxBatch must be a whole number >= 1',
+    options.baseTpotMs >= 0 ? null : 'baseTpotMs must be >= 0',
+    options.tpotGrowthMs >= 0 ? null : 'tpotGrowthMs must be >= 0',
+    (options.prefillMsPerToken ?? 0) >= 0 ? null : 'prefillMsPerToken must be >= 0',
+    options.jitter >= 0 && options.jitter <= 1 ? null : 'jitter must be between 0 and 1',
+  ].filter(Boolean);
+  if (problems.length > 0) throw new RangeError(`startSimEngine: ${problems.join('; ')}`);
+}
+
+/** Prometheus text with the gauges vLLM exports under the same names. */
+function metricsText(model: string, running: number, waiting: number): string {
+  const gauge = (name: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{model_name="${model}"} ${value}\n`;
+  return (
+    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', running) +
+    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', waiting)
+  );
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new Error('the body is larger than 1 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function replyJson(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** OpenAI's error shape. */
+function replyError(res: ServerResponse, status: number, message: string) {
+  if (res.headersSent) return res.end();
+  replyJson(res, status, { error: { message, type: 'invalid_request_error', code: status } });
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+
+describe('llmgw ctl quota', () => {
+  let stack: Stack;
+  let teamKey: string;
+  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  before(async () => {
+    stack = await startStack();
+    await stack.call('POST', '/api/v1/orgs', { name: 'Acme' });
+    teamKey = `team:${(await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'ml' })).body.id}`;
+  });
+  after(() => stack.stop());
+
+  it('sets a guarantee and a limit from NAME=NUMBER lists', async () => {
+    const set = await ctl(
+      'quota',
+      'set',
+      'team:Acme/ml',
+      '--guarantee',
+      'gpus=8,cores=64',
+      '--limit',
+      'gpus=16',
+    );
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, `set the quota of team:Acme/ml (${teamKey})\n`);
+    const [stored] = (await stack.call('GET', '/api/v1/quotas')).body;
+    assert.deepEqual(stored.guarantee, { gpus: 8, cores: 64 });
+    assert.deepEqual(stored.limit, { gpus: 16 });
+  });
+
+  it('lists quotas with holds and borrowed, as a table or JSON', async () => {
+    const list = await ctl('quota', 'list');
+    assert.equal(list.code, 0, list.stderr);
+    const [header, row] = list.stdout.trimEnd().split('\n');
+    assert.match(header, /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/);
+    assert.match(
+      row,
+      new RegExp(`^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+0\\s+0\\s+anonymous\\s+\\S+$`),
+    );
+    const json = JSON.parse((await ctl('quota', 'list', '-o', 'json')).stdout);
+    assert.equal(json[0].scope, teamKey);
+  });
+
+  it('previews a change without making it', async () => {
+    const preview = await ctl('quota', 'preview', 'team:ml', '--limit', 'gpus=4');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(
+      preview.stdout,
+      new RegExp(`^if set, the quota of ${teamKey} would:\n  make borrowed:  no replica\n`),
+    );
+    const json = JSON.parse(
+      (await ctl('quota', 'preview', 'team:ml', '--limit', 'gpus=4', '-o', 'json')).stdout,
+    );
+    assert.deepEqual(json.blocked_models, []);
+    const [stored] = (await stack.call('GET', '/api/v1/quotas')).body;
+    assert.deepEqual(stored.limit, { gpus: 16 }, 'unchanged');
+  });
+
+  it('exits 1 with the server sentence when the server refuses the quota', async () => {
+    const above = await ctl('quota', 'set', 'team:ml', '--guarantee', 'gpus=8', '--limit', 'gpus=4');
+    assert.equal(above.code, 1);
+    const direct = await stack.call('PUT', '/api/v1/quotas', {
+      scope: 'team:ml',
+      guarantee: { gpus: 8 },
+      limit: { gpus: 4 },
+    });
+    assert.equal(direct.status, 400);
+    assert.equal(above.stderr, `${direct.body.error}\n`);
+    const nobody = await ctl('quota', 'set', 'team:nobody', '--limit', 'gpus=1');
+    assert.equal(nobody.code, 1);
+    assert.equal(nobody.stderr, 'there is no team "nobody"\n');
+    const fractional = await ctl('quota', 'set', 'team:ml', '--limit', 'gpus=1.5');
+    assert.equal(fractional.code, 1);
+    assert.match(fractional.stderr, /gpus must be a whole number/);
+  });
+
+  it('exits 2 on resources it cannot read or a quota with neither guarantee nor limit', async () => {
+    const unknown = await ctl('quota', 'set', 'team:ml', '--limit', 'tpus=4');
+    assert.equal(unknown.code, 2);
+    assert.match(
+      unknown.stderr,
+      /--limit: "tpus=4" is not NAME=NUMBER with NAME one of gpus, cores, memory_gib/,
+    );
+    const notNumber = await ctl('quota', 'set', 'team:ml', '--limit', 'gpus=many');
+    assert.equal(notNumber.code, 2);
+    assert.match(notNumber.stderr, /--limit: gpus=many is not a number/);
+    const nothing = await ctl('quota', 'set', 'team:ml');
+    assert.equal(nothing.code, 2);
+    assert.match(nothing.stderr, /give --guarantee, --limit or both/);
+    const noValue = await ctl('quota', 'set', 'team:ml', '--limit');
+    assert.equal(noValue.code, 2);
+    assert.match(noValue.stderr, /--limit needs a value/);
+  });
+
+  it('removes a quota, and says when there is none', async () => {
+    const rm = await ctl('quota', 'rm', 'team:Acme/ml');
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.equal(rm.stdout, `removed the quota of team:Acme/ml (${teamKey})\n`);
+    assert.deepEqual((await stack.call('GET', '/api/v1/quotas')).body, []);
+    const again = await ctl('quota', 'rm', 'team:Acme/ml');
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `${teamKey} has no quota\n`);
+    assert.equal((await ctl('quota', 'list')).stdout, 'no quotas\n');
+  });
+});
