@@ -22,8 +22,10 @@ export interface ActivityDeps {
   policyCache: PolicyCache;
   config: Pick<Config, 'policy' | 'resyncMs'>;
   now?: () => number;
-  /** Called with every decision recorded (metrics). */
+  /** Called with every decision planned, and how long its pass took (metrics). */
   onDecision?: (decision: Decision, passSeconds: number) => void;
+  /** Called when a reclaim was reserved: its victims drain (metrics). */
+  onReclaim?: (decision: Decision) => void;
 }
 
 export interface PassPlan {
@@ -53,7 +55,11 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     /** Reads the state (the quota policy from the cache) and decides one step for the model. */
-    async planPass(input: { model: string; memory: ModelMemory; policyChangedAt?: number }): Promise<PassPlan | { exists: false }> {
+    async planPass(input: {
+      model: string;
+      memory: ModelMemory;
+      policyChangedAt?: number;
+    }): Promise<PassPlan | { exists: false }> {
       return guarded(async () => {
         const started = performance.now();
         const snapshot = await snapshotNow(input.policyChangedAt);
@@ -78,10 +84,16 @@ export function createActivities(deps: ActivityDeps) {
     /** Commits a place or reclaim decision (one transaction; a refusal is a normal answer). */
     async reserveReplica(input: { decision: Decision; replicaId: string }) {
       if (input.decision.action !== 'place' && input.decision.action !== 'reclaim') {
-        throw ApplicationFailure.nonRetryable(`cannot reserve for a ${input.decision.action} decision`, 'BadInput');
+        throw ApplicationFailure.nonRetryable(
+          `cannot reserve for a ${input.decision.action} decision`,
+          'BadInput',
+        );
       }
-      const reservation = await guarded(() => reserve(sql, input.decision, input.replicaId, config.policy, now()));
+      const reservation = await guarded(() =>
+        reserve(sql, input.decision, input.replicaId, config.policy, now()),
+      );
       if (reservation.reserved) {
+        if (input.decision.action === 'reclaim') deps.onReclaim?.(input.decision);
         for (const victim of input.decision.victims ?? []) {
           const replica = await getReplica(sql, victim.replica);
           if (replica?.state === 'draining') await driver.drain(replica);
@@ -114,7 +126,15 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const active = await listReplicas(sql, { model: input.model, activeOnly: true });
         for (const replica of active) {
-          if (await transition(sql, replica.id, ['pending', 'starting', 'ready'], 'draining', 'the model was deleted')) {
+          if (
+            await transition(
+              sql,
+              replica.id,
+              ['pending', 'starting', 'ready'],
+              'draining',
+              'the model was deleted',
+            )
+          ) {
             await driver.drain(replica);
           }
         }

@@ -1,7 +1,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
-import { isConnectionError, StoreUnavailable } from '../store/db.ts';
+import { apiMetrics } from '../metrics/api-metrics.ts';
+import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
 import { errorBody, toErrorResponse, validationHook } from './http.ts';
@@ -21,6 +22,11 @@ import { treeRouter } from './routes/tree.ts';
 export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   healthRoutes(app, deps);
+  // Open to all, like the health routes: Prometheus scrapes without credentials.
+  const metrics = apiMetrics(deps);
+  app.get('/metrics', async (c) =>
+    c.body(await metrics.scrape(), 200, { 'content-type': metrics.contentType }),
+  );
 
   const routers = [
     tenancyRouter,
@@ -56,6 +62,12 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
     if (error instanceof InvalidInput) return c.json(errorBody(error.message), 400);
     if (error instanceof NotFound) return c.json(errorBody(error.message), 404);
     if (error instanceof Conflict) return c.json(errorBody(error.message), 409);
+    if (isUnstorableText(error)) {
+      return c.json(
+        errorBody('the request holds a character the store cannot keep (such as NUL); remove it'),
+        400,
+      );
+    }
     if (error instanceof StoreUnavailable || isConnectionError(error)) {
       return c.json(errorBody('the store (Postgres) is unreachable; try again shortly'), 503);
     }

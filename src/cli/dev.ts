@@ -70,7 +70,13 @@ export async function runDev(
       `simulated cluster: ${nodes.length} node(s) from ${config.simClusterFile ?? 'the built-in demo cluster'}`,
     );
 
-    const worker = await startWorker({ config, sql, temporalAddress, log });
+    // The worker shares this process's metrics with the API, whose /metrics serves them: no port of its own.
+    const worker = await startWorker({
+      config: { ...config, metricsPort: undefined },
+      sql,
+      temporalAddress,
+      log,
+    });
     stops.push(worker.stop);
     const api = await startApi({ config, sql, temporalAddress, log });
     stops.push(api.stop);

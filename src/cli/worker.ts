@@ -5,6 +5,9 @@ import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
 import type { Config } from '../config.ts';
+import { processMetrics } from '../metrics/registry.ts';
+import { serveMetrics } from '../metrics/server.ts';
+import { workerMetrics } from '../metrics/worker-metrics.ts';
 import type { Sql } from '../store/db.ts';
 import { listModels } from '../store/models.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
@@ -37,6 +40,11 @@ export async function startWorker(options: {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     runtimeInstalled = true;
   }
+  const metrics = workerMetrics();
+  // A lone worker's metrics; in `llmgw dev` the API's /metrics shows them.
+  const metricsServer = config.metricsPort
+    ? await serveMetrics(processMetrics.registry, config.host, config.metricsPort)
+    : null;
   const clientConnection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const reconcilers = temporalReconcilers(client, config.taskQueue, log);
@@ -47,10 +55,13 @@ export async function startWorker(options: {
     log,
   );
   const policyCache = new PolicyCache(() => readQuotaPolicy(sql), Math.min(30_000, config.resyncMs), {
-    onStale: (error, ageMs) =>
+    onRead: metrics.policyCacheEvents.onRead,
+    onStale: (error, ageMs) => {
+      metrics.policyCacheEvents.onStale(error, ageMs);
       log.warn(
         `the store failed (${String(error)}); keeping the quota policy read ${Math.round(ageMs / 1000)} s ago`,
-      ),
+      );
+    },
   });
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const worker = await Worker.create({
@@ -58,7 +69,9 @@ export async function startWorker(options: {
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     workflowsPath: WORKFLOWS,
-    activities: createActivities({ sql, driver: sim, policyCache, config }),
+    activities: metrics.countStoreErrors(
+      createActivities({ sql, driver: sim, policyCache, config, ...metrics.activityHooks }),
+    ),
   });
   const done = worker.run();
   sim.run();
@@ -77,6 +90,7 @@ export async function startWorker(options: {
         await done.catch(() => {});
         await connection.close();
         await clientConnection.close();
+        await metricsServer?.close();
       })();
       return stopping;
     },

@@ -1,0 +1,24 @@
+import { Gauge, Registry } from 'prom-client';
+import { STATE_GAUGES, type StateFigures, type StateGauge } from './state-figures.ts';
+
+/**
+ * The state gauges in a registry of their own. At each scrape every gauge takes its samples from
+ * `current()`, the figures read from the store for that scrape, so all of them agree; none when the
+ * read failed (no stale samples).
+ */
+export function stateGauges(current: () => StateFigures | null): Registry {
+  const registry = new Registry();
+  for (const [name, { help, labelNames }] of Object.entries(STATE_GAUGES)) {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { labels, value } of current()?.[name as StateGauge] ?? []) this.set(labels, value);
+      },
+    });
+  }
+  return registry;
+}

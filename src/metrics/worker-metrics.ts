@@ -1,0 +1,52 @@
+import type { ActivityDeps } from '../activities/index.ts';
+import type { PolicyCacheEvents } from '../activities/policy-cache.ts';
+import { type Metrics, processMetrics } from './registry.ts';
+import { isStoreError } from './store-error.ts';
+
+type Activity = (...args: never[]) => Promise<unknown>;
+
+/** How the worker feeds the metrics: hooks for the activities and the policy cache, and store failures. */
+export function workerMetrics(metrics: Metrics = processMetrics) {
+  const activityHooks: Required<Pick<ActivityDeps, 'onDecision' | 'onReclaim'>> = {
+    onDecision: (decision, passSeconds) => {
+      metrics.decisions.inc({ model: decision.model, action: decision.action });
+      metrics.passSeconds.observe(passSeconds);
+    },
+    onReclaim: (decision) => {
+      for (const victim of decision.victims ?? []) {
+        metrics.reclaims.inc({
+          from_scope: victim.owner ?? 'none',
+          for_scope: decision.reclaim_for ?? 'none',
+        });
+      }
+    },
+  };
+  const policyCacheEvents: Required<PolicyCacheEvents> = {
+    onRead: () => metrics.policyAge.read(),
+    onStale: (_error, ageMs) => {
+      metrics.storeErrors.inc({ op: 'policy_read' });
+      metrics.policyAge.stale(ageMs);
+    },
+  };
+  metrics.storeErrors.inc({ op: 'policy_read' }, 0);
+
+  /** The activities as they are, counting each store failure by the activity's name (op) before Temporal retries. */
+  function countStoreErrors<T extends Record<string, Activity>>(activities: T): T {
+    const counted = Object.entries(activities).map(([op, activity]) => {
+      // From 0, so that the first failure already shows in rate().
+      metrics.storeErrors.inc({ op }, 0);
+      const wrapped = async (...args: never[]) => {
+        try {
+          return await activity(...args);
+        } catch (error) {
+          if (isStoreError(error)) metrics.storeErrors.inc({ op });
+          throw error;
+        }
+      };
+      return [op, wrapped];
+    });
+    return Object.fromEntries(counted) as T;
+  }
+
+  return { activityHooks, policyCacheEvents, countStoreErrors };
+}
