@@ -116,3 +116,31 @@ describe('a model is kept at the replicas its load needs', () => {
     );
   });
 });
+
+describe('a profile whose replicas keep failing to start', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ worker: true, env: FAST, nodes: [gpuNode('gpu-1', 8)] });
+  });
+  after(() => stack.stop());
+
+  it('is backed off, and the next profile runs meanwhile', async () => {
+    await ok(stack, 'PUT', '/api/v1/models/flaky', {
+      min_replicas: 1,
+      max_replicas: 1,
+      profiles: [
+        { ...gpuProfile('broken', 1), priority: 20, engine: { kind: 'sim', fail_start: true } },
+        gpuProfile('sound', 1),
+      ],
+    });
+    const [running] = await settledAt(stack, 'flaky', 1);
+    assert.equal(running.profile, 'sound');
+    const all = await ok<{ profile: string; state: string }[]>(stack, 'GET', '/api/v1/replicas?model=flaky');
+    assert.ok(
+      all.some((r) => r.profile === 'broken' && r.state === 'failed'),
+      'the broken profile was tried first and failed',
+    );
+    const fellBack = await decisionSaying(stack, 'flaky', /placed sound/);
+    assert.match(JSON.stringify(fellBack.inputs.rejected), /broken/);
+  });
+});
