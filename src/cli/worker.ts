@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
+import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
 import type { Config } from '../config.ts';
 import { processMetrics } from '../metrics/registry.ts';
@@ -12,6 +13,7 @@ import type { Sql } from '../store/db.ts';
 import { listModels } from '../store/models.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
+import { LoadSignals } from '../workflows/load-signals.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -48,11 +50,13 @@ export async function startWorker(options: {
   const clientConnection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const reconcilers = temporalReconcilers(client, config.taskQueue, log);
+  const serving = new SimServing(sql, new LoadSignals(sql, reconcilers, config.policy), log);
   const sim = new SimCluster(
     sql,
     reconcilers,
     { startDelayMs: config.simStartDelayMs, drainGraceMs: config.drainGraceMs },
     log,
+    serving,
   );
   const policyCache = new PolicyCache(() => readQuotaPolicy(sql), Math.min(30_000, config.resyncMs), {
     onRead: metrics.policyCacheEvents.onRead,

@@ -27,4 +27,6 @@ export interface Replica {
   state: ReplicaState;
   /** Milliseconds since the epoch; orders replicas oldest first. */
   created_at: number;
+  /** Where it serves (its engine's base URL), once its driver knows. */
+  endpoint?: string | null;
 }

@@ -50,3 +50,8 @@ export async function readLoad(
   }
   return Object.fromEntries([...newest, ...fresh]);
 }
+
+/** Forgets a source's report (a replica that stopped reports nothing any more). */
+export async function deleteLoadReport(sql: Sql, model: string, source: string) {
+  await sql`delete from load_reports where model = ${model} and source = ${source}`;
+}

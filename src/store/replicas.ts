@@ -4,6 +4,11 @@ import type { Sql } from './db.ts';
 type ReplicaRow = Omit<Replica, 'created_at'> & { created_at: Date };
 const toReplica = (row: ReplicaRow): Replica => ({ ...row, created_at: row.created_at.getTime() });
 
+/** Records where a replica serves (null: nowhere any more). */
+export async function setEndpoint(sql: Sql, id: string, endpoint: string | null): Promise<void> {
+  await sql`update replicas set endpoint = ${endpoint} where id = ${id}`;
+}
+
 export interface ReplicaFilter {
   model?: string;
   node?: string;
@@ -14,7 +19,7 @@ export interface ReplicaFilter {
 
 export async function listReplicas(sql: Sql, filter: ReplicaFilter = {}): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
@@ -51,6 +56,6 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
 
 export async function getReplica(sql: Sql, id: string): Promise<Replica | undefined> {
   const [row] = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at from replicas where id = ${id}`;
+    select id, model, profile, node, resources, state, created_at, endpoint from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;
 }

@@ -2,6 +2,7 @@ import type { Sql } from '../../store/db.ts';
 import { transition } from '../../store/replicas.ts';
 import type { Reconcilers } from '../../workflows/client.ts';
 import type { ClusterDriver } from '../driver.ts';
+import type { SimServing } from './serving.ts';
 
 export interface SimOptions {
   /** How long a replica takes from starting to ready (LLMGW_SIM_START_DELAY_MS). */
@@ -27,6 +28,8 @@ export class SimCluster implements ClusterDriver {
     private readonly reconcilers: Reconcilers,
     private readonly options: SimOptions,
     private readonly log: Pick<Console, 'warn'> = console,
+    /** Runs the engines of ready replicas and reports their load; none: replicas only change state. */
+    private readonly serving: SimServing | null = null,
   ) {}
 
   async start(replica: { id: string }): Promise<void> {
@@ -65,6 +68,7 @@ export class SimCluster implements ClusterDriver {
     const every = this.options.tickMs ?? 200;
     const loop = () => {
       this.ticking = this.tick()
+        .then(() => this.serving?.sync())
         .catch((error) => this.log.warn(`sim cluster: ${String(error)}`))
         .finally(() => {
           this.ticking = null;
@@ -78,5 +82,6 @@ export class SimCluster implements ClusterDriver {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.ticking;
+    await this.serving?.stop();
   }
 }

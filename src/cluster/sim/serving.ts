@@ -1,0 +1,99 @@
+import type { Model } from '../../domain/model.ts';
+import type { Sql } from '../../store/db.ts';
+import { deleteLoadReport } from '../../store/load.ts';
+import { listModels } from '../../store/models.ts';
+import { listReplicas, setEndpoint } from '../../store/replicas.ts';
+import type { LoadSignals } from '../../workflows/load-signals.ts';
+import { type SimEngine, startSimEngine } from './engine.ts';
+
+/** How often the replicas report their own load, like an agent scraping vLLM's /metrics. */
+const REPORT_EVERY_MS = 1000;
+
+const number = (value: unknown, fallback: number) =>
+  typeof value === 'number' && value >= 0 ? value : fallback;
+
+/** A small number from a replica ID, so each engine's jitter differs but repeats. */
+const seedOf = (id: string) => [...id].reduce((hash, ch) => (hash * 31 + ch.charCodeAt(0)) >>> 0, 7);
+
+/**
+ * The serving side of the simulated cluster: every ready or draining replica whose profile's engine is
+ * `{"kind": "sim"}` runs a simulated OpenAI-compatible engine on loopback (its endpoint is stored with
+ * the replica), and reports its own requests in flight as the load source `replica:<id>`. Engine
+ * settings come from the profile's engine (`max_batch`, `base_tpot_ms`, `tpot_growth_ms`); the batch
+ * defaults to the profile's default_concurrency. Engines live in this worker's process: after a restart
+ * they are started again for the replicas the store says are running.
+ */
+export class SimServing {
+  private readonly engines = new Map<string, { engine: SimEngine; model: string }>();
+  private reportedAt = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly loadSignals: LoadSignals,
+    private readonly log: Pick<Console, 'warn'> = console,
+  ) {}
+
+  /** Starts engines for running replicas, stops those of replicas that stopped, and reports load. */
+  async sync(now = Date.now()): Promise<void> {
+    const models = new Map((await listModels(this.sql)).map((model) => [model.name, model]));
+    const running = (await listReplicas(this.sql, { activeOnly: true })).filter(
+      (r) =>
+        (r.state === 'ready' || r.state === 'draining') &&
+        engineOf(models.get(r.model), r.profile)?.kind === 'sim',
+    );
+    const wanted = new Set(running.map((r) => r.id));
+    for (const [id, { model }] of this.engines) {
+      if (wanted.has(id)) continue;
+      await this.engines.get(id)?.engine.stop();
+      this.engines.delete(id);
+      await setEndpoint(this.sql, id, null);
+      await deleteLoadReport(this.sql, model, `replica:${id}`);
+    }
+    for (const replica of running) {
+      if (this.engines.has(replica.id)) continue;
+      const model = models.get(replica.model)!;
+      const profile = model.profiles.find((p) => p.name === replica.profile)!;
+      const engine = await startSimEngine({
+        model: model.name,
+        maxBatch: number(profile.engine?.max_batch, profile.default_concurrency ?? 8),
+        baseTpotMs: number(profile.engine?.base_tpot_ms, 20),
+        tpotGrowthMs: number(profile.engine?.tpot_growth_ms, 2),
+        jitter: 0.1,
+        seed: seedOf(replica.id),
+      });
+      this.engines.set(replica.id, { engine, model: model.name });
+      await setEndpoint(this.sql, replica.id, `${engine.url}/v1`);
+    }
+    if (now - this.reportedAt >= REPORT_EVERY_MS) {
+      this.reportedAt = now;
+      await Promise.all(
+        [...this.engines].map(([id, { engine, model }]) => this.report(id, engine, models.get(model))),
+      );
+    }
+  }
+
+  private async report(id: string, engine: SimEngine, model: Model | undefined) {
+    if (!model) return;
+    try {
+      const text = await (await fetch(`${engine.url}/metrics`)).text();
+      const gauge = (name: string) =>
+        Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      await this.loadSignals.report(
+        model,
+        `replica:${id}`,
+        gauge('vllm:num_requests_running'),
+        gauge('vllm:num_requests_waiting'),
+      );
+    } catch (error) {
+      this.log.warn(`sim replica ${id}: could not report its load: ${String(error)}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.engines.values()].map(({ engine }) => engine.stop()));
+    this.engines.clear();
+  }
+}
+
+const engineOf = (model: Model | undefined, profile: string) =>
+  model?.profiles.find((p) => p.name === profile)?.engine;

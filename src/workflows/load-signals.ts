@@ -1,0 +1,74 @@
+// Client side, shared by the API's load endpoint and the simulated replicas: when a load report wakes a
+// reconciler. Not part of the workflow bundle.
+import type { Model } from '../domain/model.ts';
+import type { PolicySettings } from '../domain/snapshot.ts';
+import { loadOf } from '../policy/load.ts';
+import { type LoadZone, loadZone } from '../policy/load-zone.ts';
+import { modelFigures } from '../policy/model-figures.ts';
+import { buildView } from '../policy/view.ts';
+import type { Sql } from '../store/db.ts';
+import { putLoadReport, readLoad } from '../store/load.ts';
+import { listMeasurements } from '../store/measurements.ts';
+import { listReplicas } from '../store/replicas.ts';
+import type { Reconcilers } from './client.ts';
+
+/** At most this many signals a second per model from one process ("a few times a second"). */
+const MIN_SIGNAL_GAP_MS = 250;
+
+export interface LoadReceipt {
+  model: string;
+  in_flight: number;
+  capacity_at_slo: number;
+  zone: LoadZone;
+  signalled: boolean;
+}
+
+/**
+ * Stores load reports and signals a model's reconciler only when its load crosses a threshold
+ * (policy/load-zone.ts), or its capacity changed while it is out of the steady zone, so a busy
+ * gateway does not flood the workflow's history.
+ */
+export class LoadSignals {
+  private readonly last = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly reconcilers: Reconcilers,
+    private readonly settings: PolicySettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async report(model: Model, source: string, inFlight: number, waiting: number): Promise<LoadReceipt> {
+    const { sql } = this;
+    await putLoadReport(sql, model.name, source, inFlight, waiting);
+    const at = this.now();
+    const [replicas, measurements, load] = await Promise.all([
+      listReplicas(sql, { model: model.name, activeOnly: true }),
+      listMeasurements(sql, model.name),
+      readLoad(sql, at, this.settings.loadStaleMs, model.name),
+    ]);
+    const view = buildView({
+      now: at,
+      settings: this.settings,
+      scopes: [],
+      quotas: [],
+      models: [model],
+      nodes: [],
+      replicas,
+      measurements,
+      load,
+    });
+    const figures = modelFigures(view, model);
+    const total = loadOf(view, model.name).inFlight ?? 0;
+    const zone = loadZone(total, figures.serving.map(figures.concurrency));
+
+    const last = this.last.get(model.name);
+    const changed = !last || last.zone !== zone || (zone !== 'within' && last.capacity !== figures.capacity);
+    const signalled = changed && (!last || at - last.at >= MIN_SIGNAL_GAP_MS);
+    if (signalled) {
+      this.last.set(model.name, { zone, capacity: figures.capacity, at });
+      await this.reconcilers.tell([model.name], 'loadChanged');
+    }
+    return { model: model.name, in_flight: total, capacity_at_slo: figures.capacity, zone, signalled };
+  }
+}
