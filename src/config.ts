@@ -42,6 +42,13 @@ const port = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
+  // Only its hash is kept, which protects a long random secret but not a short one (api/auth/secrets.ts);
+  // and it travels as a bearer token, whose characters are few (RFC 6750).
+  if (env.LLMGW_ADMIN_TOKEN && !/^[\w\-.~+/]{32,512}=*$/.test(env.LLMGW_ADMIN_TOKEN)) {
+    throw new ConfigError(
+      'LLMGW_ADMIN_TOKEN must be 32 to 512 letters, digits or "-._~+/"; make one with: openssl rand -base64 32',
+    );
+  }
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,

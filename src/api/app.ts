@@ -3,9 +3,11 @@ import type { Context } from 'hono';
 import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
 import { apiMetrics } from '../metrics/api-metrics.ts';
 import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
+import { authenticate } from './auth/authenticate.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
 import { errorBody, toErrorResponse, validationHook } from './http.ts';
+import { auditRouter } from './routes/audit.ts';
 import { decisionsRouter } from './routes/decisions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { loadRouter } from './routes/load.ts';
@@ -16,6 +18,7 @@ import { quotasRouter } from './routes/quotas.ts';
 import { replicasRouter } from './routes/replicas.ts';
 import { targetRouter } from './routes/target.ts';
 import { tenancyRouter } from './routes/tenancy.ts';
+import { tokensRouter } from './routes/tokens.ts';
 import { treeRouter } from './routes/tree.ts';
 
 /** The HTTP API of API.md: one router per resource under /api/v1, its OpenAPI document and docs. */
@@ -28,6 +31,8 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
     c.body(await metrics.scrape(), 200, { 'content-type': metrics.contentType }),
   );
 
+  // Everything under /api/v1 needs a bearer token; each route declares what its role must be allowed.
+  app.use('/api/v1/*', authenticate(deps.sql, deps.now ?? Date.now));
   const routers = [
     tenancyRouter,
     treeRouter,
@@ -39,13 +44,21 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
     measurementsRouter,
     nodesRouter,
     replicasRouter,
+    tokensRouter,
+    auditRouter,
   ];
   for (const router of routers) {
     app.route('/api/v1', router(deps));
   }
 
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'a token from POST /api/v1/tokens, llmgw ctl token create or LLMGW_ADMIN_TOKEN',
+  });
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
+    security: [{ bearer: [] }],
     info: {
       title: 'llmgw API',
       version: '1',

@@ -57,13 +57,13 @@ export function validationHook(result: { success: boolean; error?: z.ZodError },
 export function jsonBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
     const type = c.req.header('content-type') ?? '';
-    if (!/^application\/([\w.-]+\+)?json\b/i.test(type.split(';')[0].trim())) {
+    // The whole media type: `application/json-seq` is not JSON, though it starts like it.
+    if (!/^application\/([\w.-]+\+)?json$/i.test(type.split(';')[0].trim())) {
       throw new ApiError(400, 'send the body as JSON, with Content-Type: application/json');
     }
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     if (declared > maxBytes) throw tooLarge(maxBytes);
-    const raw = await c.req.raw.clone().arrayBuffer();
-    if (raw.byteLength > maxBytes) throw tooLarge(maxBytes);
+    const raw = await readAtMost(c, maxBytes);
     try {
       JSON.parse(new TextDecoder().decode(raw));
     } catch (error) {
@@ -71,6 +71,27 @@ export function jsonBody(maxBytes: number): MiddlewareHandler {
     }
     await next();
   };
+}
+
+/**
+ * The body, read only up to `maxBytes`: a body sent without a length (chunked) is stopped there rather
+ * than held in memory whole, however large it is. The connection is closed after the answer, since
+ * the rest of such a body is never read.
+ */
+async function readAtMost(c: Context, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = c.req.raw.clone().body?.getReader();
+  for (let part = await reader?.read(); part && !part.done; part = await reader?.read()) {
+    size += part.value.byteLength;
+    if (size > maxBytes) {
+      // Not cancelled: a branch of a cloned body cancels only with the other, which is never read.
+      c.header('connection', 'close');
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(part.value);
+  }
+  return Buffer.concat(chunks);
 }
 
 const tooLarge = (maxBytes: number) =>

@@ -6,10 +6,13 @@ export const newRouter = () => new OpenAPIHono({ defaultHook: validationHook });
 
 export const ErrorSchema = z.object({ error: z.string() }).openapi('Error');
 
-/** Describes error answers of a route in the OpenAPI document. */
+/**
+ * Describes error answers of a route in the OpenAPI document. Every /api/v1 route may answer 401 (no
+ * valid token) and 403 (the token's role may not), so those are always described.
+ */
 export function errors(...statuses: number[]) {
   return Object.fromEntries(
-    statuses.map((status) => [
+    [401, 403, ...statuses].map((status) => [
       status,
       {
         description: ERROR_TEXT[status] ?? 'error',
@@ -21,6 +24,8 @@ export function errors(...statuses: number[]) {
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'bad input (one sentence saying what)',
+  401: 'no valid bearer token (none, malformed, unknown, revoked or expired)',
+  403: "the token's role may not do this (one sentence saying what it lacks)",
   404: 'no such thing',
   409: 'conflict: exists or still in use',
   413: 'body too large',

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFirstAdmin, issueDemoToken } from '../api/auth/bootstrap.ts';
 import { readClusterFile } from '../cluster/sim/cluster-file.ts';
 import type { Config } from '../config.ts';
 import { connect } from '../store/db.ts';
@@ -80,9 +81,10 @@ export async function runDev(
     stops.push(worker.stop);
     const api = await startApi({ config, sql, temporalAddress, log });
     stops.push(api.stop);
+    const firstAdmin = await createFirstAdmin(sql);
 
     if (options.demo) {
-      const call = apiCaller(api.url);
+      const call = apiCaller(api.url, await issueDemoToken(sql));
       log.info(
         (await seedDemo(call))
           ? 'demo: seeded Acme, teams ml and web, models chat, code and embed'
@@ -91,13 +93,19 @@ export async function runDev(
       const stopLoad = runLoadGenerator(call, log);
       stops.push(async () => stopLoad());
       log.info('demo: a load generator reports bursts every 2 s; watch the models and their decisions:');
-      log.info(`  curl -s ${api.url}/api/v1/models | jq    (or: npx llmgw ctl model list)`);
+      log.info(
+        `  curl -s -H "authorization: Bearer $LLMGW_TOKEN" ${api.url}/api/v1/models | jq    (or: npx llmgw ctl model list)`,
+      );
     }
     log.info('');
     log.info(`llmgw is up.`);
     log.info(`  API          ${api.url}   (readiness: ${api.url}/readyz)`);
     log.info(`  API docs     ${api.url}/docs`);
     log.info(`  Temporal UI  ${uiUrl ?? `(your Temporal at ${temporalAddress})`}`);
+    if (firstAdmin) {
+      log.info(`  Admin token  ${firstAdmin}`);
+      log.info('               (shown this once: keep it; llmgw ctl reads it from LLMGW_TOKEN)');
+    }
     log.info('Ctrl-C stops everything.');
     return stopAll;
   } catch (error) {
@@ -106,12 +114,13 @@ export async function runDev(
   }
 }
 
-/** A JSON client of the API for the demo's seed and load generator. */
-function apiCaller(base: string) {
+/** A JSON client of the API for the demo's seed and load generator, with the demo's admin token. */
+function apiCaller(base: string, token: string) {
   return async (method: string, path: string, body?: unknown) => {
+    const authorization = `Bearer ${token}`;
     const response = await fetch(`${base}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json', 'x-llmgw-user': 'demo' },
+      headers: body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const answer = await response.json();

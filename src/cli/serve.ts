@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
+import { storeBootstrapAdmin } from '../api/auth/bootstrap.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../store/db.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
@@ -11,7 +12,7 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-/** The HTTP API on host:port (port 0 picks a free one). */
+/** The HTTP API on host:port (port 0 picks a free one), with LLMGW_ADMIN_TOKEN stored as its admin token. */
 export async function startApi(options: {
   config: Config;
   sql: Sql;
@@ -20,6 +21,7 @@ export async function startApi(options: {
   log?: Pick<Console, 'warn' | 'error'>;
 }): Promise<RunningApi> {
   const { config, sql } = options;
+  if (config.adminToken) await storeBootstrapAdmin(sql, config.adminToken);
   const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp(

@@ -7,12 +7,16 @@ export type Dimension = (typeof DIMENSIONS)[number];
 /** GPUs, cores and memory. In a quota an absent dimension is not set: no guarantee, no limit on it. */
 export type Resources = Partial<Record<Dimension, number>>;
 
-/** Messages are completed with the field's path by the API ("guarantee.gpus must be a whole number"). */
+/**
+ * Messages are completed with the field's path by the API ("guarantee.gpus must be a whole number").
+ * Bounded far above any cluster, so that sums of amounts stay finite numbers (near 1e308 they overflow).
+ */
 const amount = () =>
   z
     .number({ error: 'must be a number' })
     .finite({ error: 'must be a finite number' })
-    .min(0, { error: 'must not be negative' });
+    .min(0, { error: 'must not be negative' })
+    .max(1e12, { error: 'must be at most 1e12' });
 
 export const ResourcesSchema = z
   .strictObject({

@@ -1,12 +1,25 @@
 import { parseScopeKey, type Scope, type ScopeKey, type ScopeKind } from './scope.ts';
 
+/** The scope, then its parent, up to its org; [] for a scope that does not exist. */
+export function scopeChain(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): ScopeKey[] {
+  const chain: ScopeKey[] = [];
+  for (let scope = byKey.get(key); scope; scope = scope.parent ? byKey.get(scope.parent) : undefined) {
+    chain.push(scope.key);
+  }
+  return chain;
+}
+
 /** Names of a scope from the org down: ['Acme', 'ml', 'training']. */
 export function scopeSegments(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): string[] {
-  const segments: string[] = [];
-  for (let scope = byKey.get(key); scope; scope = scope.parent ? byKey.get(scope.parent) : undefined) {
-    segments.unshift(scope.name);
-  }
-  return segments;
+  return scopeChain(byKey, key)
+    .map((inChain) => byKey.get(inChain)?.name ?? '')
+    .reverse();
+}
+
+/** How the API's sentences name a scope: `team:Acme/ml` (its key when it does not exist). */
+export function scopeLabel(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): string {
+  const segments = scopeSegments(byKey, key);
+  return segments.length ? `${byKey.get(key)?.kind}:${segments.join('/')}` : key;
 }
 
 /** How people name scopes: org `Acme`, team `Acme / ml`, project `Acme/ml/training`. */

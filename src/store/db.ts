@@ -2,6 +2,13 @@ import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
+/** The store or a transaction of it: store calls take either, so that a change and its audit entry commit together. */
+export type Db = Sql | Tx;
+
+/** Runs `work` in a transaction of its own, or in a savepoint of the caller's transaction. */
+export function transaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return ('begin' in db ? db.begin(work) : db.savepoint(work)) as Promise<T>;
+}
 
 /** The store could not be reached; the API answers 503 and activities retry. */
 export class StoreUnavailable extends Error {

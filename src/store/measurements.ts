@@ -1,5 +1,5 @@
 import type { Measurement } from '../domain/model.ts';
-import type { Sql } from './db.ts';
+import type { Db } from './db.ts';
 
 type MeasurementRow = Omit<Measurement, 'measured_at' | 'points' | 'tool'> & {
   measured_at: Date;
@@ -18,7 +18,7 @@ const toMeasurement = (row: MeasurementRow): Measurement => ({
   measured_at: row.measured_at.toISOString(),
 });
 
-export async function listMeasurements(sql: Sql, model?: string): Promise<Measurement[]> {
+export async function listMeasurements(sql: Db, model?: string): Promise<Measurement[]> {
   const rows = await sql<MeasurementRow[]>`
     select model, profile, max_concurrency_at_slo, throughput_tok_per_sec, slo, points, tool, measured_at
     from measurements ${model ? sql`where model = ${model}` : sql``} order by model, profile`;
@@ -26,7 +26,7 @@ export async function listMeasurements(sql: Sql, model?: string): Promise<Measur
 }
 
 /** Replaces the model/profile's measurement. */
-export async function putMeasurement(sql: Sql, m: Measurement): Promise<void> {
+export async function putMeasurement(sql: Db, m: Measurement): Promise<void> {
   await sql`
     insert into measurements (model, profile, max_concurrency_at_slo, throughput_tok_per_sec, slo, points, tool, measured_at)
     values (${m.model}, ${m.profile}, ${m.max_concurrency_at_slo}, ${m.throughput_tok_per_sec}, ${sql.json(m.slo)},

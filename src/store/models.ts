@@ -1,6 +1,7 @@
+import { NotFound } from '../domain/errors.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import type { Sql } from './db.ts';
+import { type Db, type Sql, transaction } from './db.ts';
 
 type ModelRow = {
   name: string;
@@ -36,7 +37,7 @@ const toModel = (row: ModelRow): StoredModel => ({
 });
 
 /** Every model with its profiles (in the order they were given), by name. */
-export async function listModels(sql: Sql, names?: string[]): Promise<StoredModel[]> {
+export async function listModels(sql: Db, names?: string[]): Promise<StoredModel[]> {
   const rows = await sql<ModelRow[]>`
     select m.name, m.owner, m.min_replicas, m.max_replicas, m.target_tokens_per_sec, m.deleting,
       coalesce((select json_agg(json_build_object('name', p.name, 'priority', p.priority, 'resources', p.resources,
@@ -47,13 +48,20 @@ export async function listModels(sql: Sql, names?: string[]): Promise<StoredMode
   return rows.map(toModel);
 }
 
-export async function getModel(sql: Sql, name: string): Promise<StoredModel | undefined> {
+export async function getModel(sql: Db, name: string): Promise<StoredModel | undefined> {
   return (await listModels(sql, [name]))[0];
 }
 
+/** The model, or NotFound (404) naming it. */
+export async function existingModel(sql: Db, name: string): Promise<StoredModel> {
+  const model = await getModel(sql, name);
+  if (!model) throw new NotFound(`there is no model "${name}"`);
+  return model;
+}
+
 /** Creates or replaces a model and its profiles in one transaction; true when it is new. */
-export async function putModel(sql: Sql, model: Model): Promise<boolean> {
-  return sql.begin(async (tx) => {
+export async function putModel(sql: Db, model: Model): Promise<boolean> {
+  return transaction(sql, async (tx) => {
     const [row] = await tx<{ created: boolean }[]>`
       insert into models (name, owner, min_replicas, max_replicas, target_tokens_per_sec)
       values (${model.name}, ${model.owner}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
@@ -73,28 +81,28 @@ export async function putModel(sql: Sql, model: Model): Promise<boolean> {
 }
 
 /** Sets or clears the owner; false when there is no such model. */
-export async function setOwner(sql: Sql, name: string, owner: ScopeKey | null): Promise<boolean> {
+export async function setOwner(sql: Db, name: string, owner: ScopeKey | null): Promise<boolean> {
   const rows =
     await sql`update models set owner = ${owner}, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;
 }
 
-export async function setTarget(sql: Sql, name: string, tokensPerSec: number): Promise<boolean> {
+export async function setTarget(sql: Db, name: string, tokensPerSec: number): Promise<boolean> {
   const rows = await sql`
     update models set target_tokens_per_sec = ${tokensPerSec}, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;
 }
 
 /** Marks the model for removal: its reconciler drains its replicas, then removes it. */
-export async function markDeleting(sql: Sql, name: string): Promise<boolean> {
+export async function markDeleting(sql: Db, name: string): Promise<boolean> {
   const rows =
     await sql`update models set deleting = true, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;
 }
 
 /** Removes a model whose replicas have all stopped; false while some still hold room. */
-export async function removeModel(sql: Sql, name: string): Promise<boolean> {
-  return sql.begin(async (tx) => {
+export async function removeModel(sql: Db, name: string): Promise<boolean> {
+  return transaction(sql, async (tx) => {
     const [active] =
       await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed') limit 1`;
     if (active) return false;

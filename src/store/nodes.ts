@@ -1,12 +1,12 @@
 import type { ClusterNode, NodeState } from '../domain/cluster.ts';
-import type { Sql } from './db.ts';
+import { type Db, transaction } from './db.ts';
 
-export async function listNodes(sql: Sql): Promise<ClusterNode[]> {
+export async function listNodes(sql: Db): Promise<ClusterNode[]> {
   return sql<ClusterNode[]>`select name, capacity, gpu_model, labels, state from nodes order by name`;
 }
 
 /** Creates or updates a node; true when it is new. Capacity checks are the caller's (they need the replicas). */
-export async function putNode(sql: Sql, node: Omit<ClusterNode, 'state'>): Promise<boolean> {
+export async function putNode(sql: Db, node: Omit<ClusterNode, 'state'>): Promise<boolean> {
   const [row] = await sql<{ created: boolean }[]>`
     insert into nodes (name, capacity, gpu_model, labels)
     values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)})
@@ -15,13 +15,13 @@ export async function putNode(sql: Sql, node: Omit<ClusterNode, 'state'>): Promi
   return row.created;
 }
 
-export async function setNodeState(sql: Sql, name: string, state: NodeState): Promise<boolean> {
+export async function setNodeState(sql: Db, name: string, state: NodeState): Promise<boolean> {
   const rows = await sql`update nodes set state = ${state} where name = ${name} returning name`;
   return rows.length > 0;
 }
 
-export async function deleteNode(sql: Sql, name: string): Promise<'deleted' | 'missing' | 'in-use'> {
-  return sql.begin(async (tx) => {
+export async function deleteNode(sql: Db, name: string): Promise<'deleted' | 'missing' | 'in-use'> {
+  return transaction(sql, async (tx) => {
     const [node] = await tx`select name from nodes where name = ${name} for update`;
     if (!node) return 'missing';
     const [active] =

@@ -2,7 +2,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import type { Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import type { Sql } from './db.ts';
+import { type Db, transaction } from './db.ts';
 import { lockScope } from './tenancy.ts';
 
 export interface StoredQuota extends Quota {
@@ -26,19 +26,26 @@ const toQuota = (row: QuotaRow): StoredQuota => ({
   updated_at: row.updated_at.toISOString(),
 });
 
-export async function listQuotas(sql: Sql): Promise<StoredQuota[]> {
+export async function listQuotas(sql: Db): Promise<StoredQuota[]> {
   const rows = await sql<
     QuotaRow[]
   >`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas order by scope`;
   return rows.map(toQuota);
 }
 
+export async function getQuota(sql: Db, scope: ScopeKey): Promise<StoredQuota | null> {
+  const [row] = await sql<
+    QuotaRow[]
+  >`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas where scope = ${scope}`;
+  return row ? toQuota(row) : null;
+}
+
 /**
  * Replaces the scope's whole quota (one statement, so concurrent PUTs leave one of them whole). The
  * scope is locked meanwhile, so a quota is never left behind by a scope deleted at the same moment.
  */
-export async function putQuota(sql: Sql, quota: Quota, updatedBy: string): Promise<void> {
-  await sql.begin(async (tx) => {
+export async function putQuota(sql: Db, quota: Quota, updatedBy: string): Promise<void> {
+  await transaction(sql, async (tx) => {
     if (!(await lockScope(tx, quota.scope))) throw new InvalidInput(`there is no ${quota.scope} any more`);
     const guarantee = quota.guarantee ? tx.json(quota.guarantee) : null;
     const limit = quota.limit ? tx.json(quota.limit) : null;
@@ -51,7 +58,7 @@ export async function putQuota(sql: Sql, quota: Quota, updatedBy: string): Promi
 }
 
 /** Removes the quota; false when the scope had none. */
-export async function deleteQuota(sql: Sql, scope: ScopeKey): Promise<boolean> {
+export async function deleteQuota(sql: Db, scope: ScopeKey): Promise<boolean> {
   const rows = await sql`delete from capacity_quotas where scope = ${scope} returning scope`;
   return rows.length > 0;
 }

@@ -1,7 +1,6 @@
 import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
 import { parseScopeKey, type Scope, type ScopeKey, type ScopeKind, scopeKey } from '../domain/scope.ts';
-import type { Sql, Tx } from './db.ts';
-import { newId } from './ids.ts';
+import { type Db, type Tx, transaction } from './db.ts';
 
 const UNIQUE_VIOLATION = '23505';
 const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === UNIQUE_VIOLATION;
@@ -9,7 +8,7 @@ const FOREIGN_KEY_VIOLATION = '23503';
 const isForeignKeyViolation = (error: unknown) => (error as { code?: string }).code === FOREIGN_KEY_VIOLATION;
 
 /** Every scope of the tree, parents before children. */
-export async function listScopes(sql: Sql): Promise<Scope[]> {
+export async function listScopes(sql: Db): Promise<Scope[]> {
   const rows = await sql<{ kind: ScopeKind; id: string; name: string; parent: string | null }[]>`
     select 'org' as kind, id, name, null as parent, created_at from orgs
     union all select 'team', id, name, 'org:' || org_id, created_at from teams
@@ -27,6 +26,10 @@ export async function listScopes(sql: Sql): Promise<Scope[]> {
     .sort((a, b) => order[a.kind] - order[b.kind]);
 }
 
+export async function getScope(sql: Db, key: ScopeKey): Promise<Scope | null> {
+  return (await listScopes(sql)).find((scope) => scope.key === key) ?? null;
+}
+
 const TABLE = { org: 'orgs', team: 'teams', project: 'projects' } as const;
 const PARENT_COLUMN = { org: null, team: 'org_id', project: 'team_id' } as const;
 
@@ -34,8 +37,13 @@ const PARENT_COLUMN = { org: null, team: 'org_id', project: 'team_id' } as const
  * Creates a scope under `parent` (none for an org); 409 when a sibling has the name, 400 when the parent
  * was deleted since it was resolved.
  */
-export async function createScope(sql: Sql, kind: ScopeKind, name: string, parentId: string | null) {
-  const id = newId();
+export async function createScope(
+  sql: Db,
+  kind: ScopeKind,
+  id: string,
+  name: string,
+  parentId: string | null,
+): Promise<void> {
   const column = PARENT_COLUMN[kind];
   try {
     if (column === null) await sql`insert into orgs (id, name) values (${id}, ${name})`;
@@ -52,13 +60,12 @@ export async function createScope(sql: Sql, kind: ScopeKind, name: string, paren
     }
     throw error;
   }
-  return id;
 }
 
 /** Deletes a scope that has no children, models or quota (else 409 saying which). */
-export async function deleteScope(sql: Sql, kind: ScopeKind, id: string): Promise<void> {
+export async function deleteScope(sql: Db, kind: ScopeKind, id: string): Promise<void> {
   const key = scopeKey(kind, id);
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     const [found] = await tx`select id from ${tx(TABLE[kind])} where id = ${id} for update`;
     if (!found) throw new NotFound(`there is no ${kind} with ID "${id}"`);
     const children =

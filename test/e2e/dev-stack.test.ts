@@ -44,7 +44,7 @@ describe('npm start (llmgw dev)', () => {
   const home = mkdtempSync(join(tmpdir(), 'llmgw-dev-'));
   after(() => rmSync(home, { recursive: true, force: true }));
 
-  it('comes up, keeps its data across a restart, and leaves no process behind when killed', async () => {
+  it('comes up with an admin token shown once, keeps its data across a restart, and leaves no process behind when killed', async () => {
     const ports = {
       api: await freePort(),
       temporal: await freePort(),
@@ -61,9 +61,15 @@ describe('npm start (llmgw dev)', () => {
     );
     assert.match(first.output(), new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`));
     assert.equal((await fetch(`http://127.0.0.1:${ports.ui}/`)).status, 200, 'the Temporal Web UI answers');
+    const token = await eventually(
+      'the admin token printed',
+      async () => /Admin token {2}(llmgw_\S+)/.exec(first.output())?.[1],
+    );
+    const authorization = `Bearer ${token}`;
+    assert.equal((await fetch(`${api}/api/v1/orgs`)).status, 401, 'the API wants a token');
     const created = await fetch(`${api}/api/v1/orgs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization },
       body: JSON.stringify({ name: 'Persisted' }),
     });
     assert.equal(created.status, 201);
@@ -82,11 +88,13 @@ describe('npm start (llmgw dev)', () => {
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
       120_000,
     );
-    const orgs = await (await fetch(`${api}/api/v1/orgs`)).json();
+    const orgs = await (await fetch(`${api}/api/v1/orgs`, { headers: { authorization } })).json();
     assert.deepEqual(
       orgs.map((org: { name: string }) => org.name),
       ['Persisted'],
     );
+    await eventually('the second start says it is up', async () => /llmgw is up\./.test(second.output()));
+    assert.doesNotMatch(second.output(), /Admin token/, 'the admin token is shown on the first start only');
     second.child.kill('SIGTERM');
     await exited(second.child);
     await eventually('every child process gone', async () => processesMentioning(home).length === 0, 30_000);

@@ -139,4 +139,41 @@ describe('crashes lose nothing and double nothing', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal((await activeReplicas(stack, 'sturdy')).length, 6, 'the limit still holds');
   });
+
+  it('writes while the store is stopped: 503 naming the store, nothing half-written, none done later', async () => {
+    const stored = async () => ({
+      quotas: await ok(stack, 'GET', '/api/v1/quotas'),
+      orgs: await ok(stack, 'GET', '/api/v1/orgs'),
+      models: (await ok<{ name: string }[]>(stack, 'GET', '/api/v1/models')).map((m) => m.name),
+      audit: (await ok<{ id: number }[]>(stack, 'GET', '/api/v1/audit?limit=1'))[0]?.id,
+    });
+    const before = await stored();
+    await pg.stop();
+    const writes: [string, string, unknown][] = [
+      ['PUT', '/api/v1/quotas', { scope: 'org:Acme', guarantee: { gpus: 1 }, limit: { gpus: 2 } }],
+      ['POST', '/api/v1/orgs', { name: 'Outage' }],
+      [
+        'PUT',
+        '/api/v1/models/outage',
+        { owner: 'org:Acme', max_replicas: 1, profiles: [gpuProfile('h100', 1)] },
+      ],
+      ['DELETE', '/api/v1/quotas/org%3AAcme', undefined],
+      ['POST', '/api/v1/tokens', { name: 'outage', role: 'viewer' }],
+    ];
+    for (const [method, path, body] of writes) {
+      const refused = await stack.call(method, path, body);
+      assert.equal(refused.status, 503, `${method} ${path}: ${JSON.stringify(refused.body)}`);
+      assert.equal(refused.body.error, 'the store (Postgres) is unreachable; try again shortly');
+    }
+
+    pg = await startEmbeddedPostgres({ dir, port, persistent: true });
+    await eventually(
+      'the API answers again',
+      async () => (await stack.call('GET', '/readyz')).status === 200,
+      30_000,
+    );
+    assert.deepEqual(await stored(), before, 'no refused write was kept, in part or whole, nor recorded');
+    const [{ count }] = await stack.sql`select count(*)::int as count from api_tokens where name = 'outage'`;
+    assert.equal(count, 0);
+  });
 });

@@ -4,18 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Resources } from '../../src/domain/resources.ts';
 import { newId } from '../../src/store/ids.ts';
+import { assertError } from '../support/assertions.ts';
 import { type Answer, type Stack, startStack } from '../support/stack.ts';
-
-/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
-function assertError(answer: Answer, status: number, message?: string | RegExp) {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
-  assert.equal(typeof answer.body.error, 'string');
-  assert.ok(answer.body.error.length > 0);
-  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
-  if (typeof message === 'string') assert.equal(answer.body.error, message);
-  else if (message) assert.match(answer.body.error, message);
-}
 
 describe('cluster API', () => {
   let stack: Stack;
@@ -253,6 +243,7 @@ describe('cluster API', () => {
         state: 'ready',
         protected: true,
         created_at: byId.c1.created_at,
+        endpoint: null,
       });
       assert.match(byId.c1.created_at, /^2024-01-01T00:00:\d\d\.000Z$/);
       assert.equal(byId.c2.protected, true);

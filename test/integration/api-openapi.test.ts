@@ -6,18 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { createApp } from '../../src/api/app.ts';
 import type { Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
-import { type Answer, type Stack, startStack } from '../support/stack.ts';
-
-/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
-function assertError(answer: Answer, status: number, message?: string | RegExp) {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
-  assert.equal(typeof answer.body.error, 'string');
-  assert.ok(answer.body.error.length > 0);
-  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
-  if (typeof message === 'string') assert.equal(answer.body.error, message);
-  else if (message) assert.match(answer.body.error, message);
-}
+import { assertError } from '../support/assertions.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 
 /** Every path and method of API.md under /api/v1. */
 const CONTRACT: [string, string][] = [
@@ -217,33 +207,20 @@ describe('API description and operations', () => {
     assertError(await stack.call('DELETE', '/api/v1/models/some-model/owner'), 404);
   });
 
-  it('updated_by comes from X-Llmgw-User, else "anonymous"', async () => {
+  it('updated_by is the name of the token that made the change; a header cannot claim another', async () => {
     assert.equal((await stack.call('POST', '/api/v1/orgs', { name: 'Who' })).status, 201);
     const quota = async () =>
       (await stack.call('GET', '/api/v1/quotas')).body.find((q: any) => q.name === 'Who');
+    await stack.call('PUT', '/api/v1/quotas', { scope: 'org:Who', limit: { gpus: 1 } });
+    assert.equal((await quota()).updated_by, 'bootstrap');
+    const dana = await stack.token({ name: 'dana@example.com', role: 'admin' });
     await stack.call(
       'PUT',
       '/api/v1/quotas',
-      { scope: 'org:Who', limit: { gpus: 1 } },
-      { 'X-Llmgw-User': 'dana' },
+      { scope: 'org:Who', limit: { gpus: 2 } },
+      { authorization: `Bearer ${dana}`, 'x-llmgw-user': 'erin' },
     );
-    assert.equal((await quota()).updated_by, 'dana');
-    await stack.call('PUT', '/api/v1/quotas', { scope: 'org:Who', limit: { gpus: 2 } });
-    assert.equal((await quota()).updated_by, 'anonymous');
-    await stack.call(
-      'PUT',
-      '/api/v1/quotas',
-      { scope: 'org:Who', limit: { gpus: 3 } },
-      { 'x-llmgw-user': '  erin  ' },
-    );
-    assert.equal((await quota()).updated_by, 'erin');
-    await stack.call(
-      'PUT',
-      '/api/v1/quotas',
-      { scope: 'org:Who', limit: { gpus: 4 } },
-      { 'X-Llmgw-User': '' },
-    );
-    assert.equal((await quota()).updated_by, 'anonymous');
+    assert.equal((await quota()).updated_by, 'dana@example.com');
   });
 
   it('bad input of any kind gets a 4xx {"error": "<one sentence>"}, never a 500', async () => {
@@ -330,7 +307,7 @@ describe('API description and operations', () => {
           ? await fetch(`${stack.url}${path}`, {
               method,
               body: body as unknown as BodyInit,
-              headers: { 'content-type': 'application/json' },
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.adminToken}` },
             }).then(async (r) => ({ status: r.status, body: await r.json() }))
           : await stack.call(method, path, body, headers);
       const shaped =

@@ -5,20 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Resources } from '../../src/domain/resources.ts';
 import { newId } from '../../src/store/ids.ts';
+import { assertError } from '../support/assertions.ts';
 import { type Answer, type Stack, startStack } from '../support/stack.ts';
 
 const MALFORMED = 'is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT';
-
-/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
-function assertError(answer: Answer, status: number, message?: string | RegExp) {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
-  assert.equal(typeof answer.body.error, 'string');
-  assert.ok(answer.body.error.length > 0);
-  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
-  if (typeof message === 'string') assert.equal(answer.body.error, message);
-  else if (message) assert.match(answer.body.error, message);
-}
 
 describe('quotas API', () => {
   let stack: Stack;
@@ -30,6 +20,10 @@ describe('quotas API', () => {
   });
   after(() => stack.stop());
 
+  /** Headers that act as a new admin token of this name (updated_by is the token's name). */
+  const as = async (name: string) => ({
+    authorization: `Bearer ${await stack.token({ name, role: 'admin' })}`,
+  });
   const org = async (name: string) => {
     const answer = await stack.call('POST', '/api/v1/orgs', { name });
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
@@ -283,7 +277,7 @@ describe('quotas API', () => {
     const o = await org('Listing');
     const t = await team('Listing', 'ml');
     const p = await project('Listing/ml', 'training');
-    const headers = { 'X-Llmgw-User': 'alice@example.com' };
+    const headers = await as('alice@example.com');
     assert.equal((await put({ scope: 'org:Listing', limit: { gpus: 64 } }, headers)).status, 200);
     assert.equal(
       (await put({ scope: 'team:Listing/ml', guarantee: { gpus: 8 }, limit: { gpus: 16 } })).status,
@@ -308,7 +302,7 @@ describe('quotas API', () => {
       limit: { gpus: 16 },
       holds: { gpus: 0, cores: 0, memory_gib: 0 },
       borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
-      updated_by: 'anonymous',
+      updated_by: 'bootstrap',
       updated_at: teamQuota.updated_at,
     });
     assert.match(teamQuota.updated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -328,7 +322,7 @@ describe('quotas API', () => {
       guarantee: { gpus: 2, cores: 8 },
       limit: { gpus: 4, memory_gib: 64 },
     });
-    await put({ scope: 'team:Replace/ml', limit: { cores: 16 } }, { 'X-Llmgw-User': 'bob' });
+    await put({ scope: 'team:Replace/ml', limit: { cores: 16 } }, await as('bob'));
     const quota = await quotaOf(`team:${t.id}`);
     assert.equal('guarantee' in quota, false, JSON.stringify(quota));
     assert.deepEqual(quota.limit, { cores: 16 });
@@ -369,10 +363,7 @@ describe('quotas API', () => {
   it('a failed request changes nothing', async () => {
     await org('Unchanged');
     const t = await team('Unchanged', 'ml');
-    await put(
-      { scope: `team:${t.id}`, guarantee: { gpus: 2 }, limit: { gpus: 4 } },
-      { 'X-Llmgw-User': 'carol' },
-    );
+    await put({ scope: `team:${t.id}`, guarantee: { gpus: 2 }, limit: { gpus: 4 } }, await as('carol'));
     const before = await quotas();
     const tree = (await stack.call('GET', '/api/v1/tree')).body;
     const scope = 'team:Unchanged/ml';
@@ -405,7 +396,8 @@ describe('quotas API', () => {
       guarantee: { gpus: i, cores: 100 + i },
       ...(i % 2 === 0 ? { limit: { gpus: 20 + i, memory_gib: 1000 + i } } : {}),
     }));
-    const answers = await Promise.all(bodies.map((body, i) => put(body, { 'X-Llmgw-User': `writer-${i}` })));
+    const writers = await Promise.all(bodies.map((_, i) => as(`writer-${i}`)));
+    const answers = await Promise.all(bodies.map((body, i) => put(body, writers[i])));
     for (const answer of answers) assert.deepEqual(answer, { status: 200, body: { scope: `team:${t.id}` } });
 
     const stored = await quotaOf(`team:${t.id}`);

@@ -3,20 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/store/ids.ts';
-import { type Answer, type Stack, startStack } from '../support/stack.ts';
+import { assertError } from '../support/assertions.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 
 const MALFORMED = 'is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT';
-
-/** An answer that is an error: the status, exactly `{"error": "<one sentence>"}`, no stack trace. */
-function assertError(answer: Answer, status: number, message?: string | RegExp) {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.deepEqual(Object.keys(answer.body), ['error'], JSON.stringify(answer.body));
-  assert.equal(typeof answer.body.error, 'string');
-  assert.ok(answer.body.error.length > 0);
-  assert.doesNotMatch(answer.body.error, /\n|\bat .*:\d+:\d+/, 'no stack trace');
-  if (typeof message === 'string') assert.equal(answer.body.error, message);
-  else if (message) assert.match(answer.body.error, message);
-}
 
 describe('tenancy API', () => {
   let stack: Stack;

@@ -12,7 +12,8 @@ describe('llmgw ctl bench and measurements', () => {
   let stack: Stack;
   let engine: SimEngine;
   const model = { maxBatch: 64, baseTpotMs: 2, tpotGrowthMs: 2, jitter: 0.1, seed: 11 };
-  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   const stored = async (profile: string) =>
     (await stack.call('GET', '/api/v1/measurements?model=ctlb-chat')).body.find(
       (m: { profile: string }) => m.profile === profile,

@@ -60,11 +60,15 @@ describe('llmgw ctl: help, global options and exit codes', () => {
   });
 
   it('takes the server from LLMGW_URL, and --server over it', async () => {
-    const fromEnv = await runCtlCapturing(['org', 'list'], { LLMGW_URL: stack.url });
+    const fromEnv = await runCtlCapturing(['org', 'list'], {
+      LLMGW_URL: stack.url,
+      LLMGW_TOKEN: stack.adminToken,
+    });
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
     assert.equal(fromEnv.stdout, 'no orgs\n');
     const flag = await runCtlCapturing(['org', 'list', '--server', stack.url], {
       LLMGW_URL: 'http://127.0.0.1:9',
+      LLMGW_TOKEN: stack.adminToken,
     });
     assert.equal(flag.code, 0, flag.stderr);
   });
@@ -109,9 +113,12 @@ describe('llmgw ctl: help, global options and exit codes', () => {
         ({ stdout }) => ({ code: 0, stdout }),
         (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
       );
-    const listed = await run('org', 'list', '--server', stack.url, '-o', 'json');
+    const listed = await run('org', 'list', '--server', stack.url, '--token', stack.adminToken, '-o', 'json');
     assert.deepEqual(listed, { code: 0, stdout: '[]\n' });
     assert.equal((await run('quota')).code, 2);
-    assert.equal((await run('model', 'get', 'nope', '--server', stack.url)).code, 1);
+    assert.equal(
+      (await run('model', 'get', 'nope', '--server', stack.url, '--token', stack.adminToken)).code,
+      1,
+    );
   });
 });

@@ -29,7 +29,8 @@ describe('llmgw ctl model, against a running reconciler', () => {
   let stack: Stack;
   let dir: string;
   let teamKey: string;
-  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   const file = (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);

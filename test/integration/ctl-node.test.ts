@@ -20,7 +20,8 @@ nodes:
 describe('llmgw ctl node and replicas', () => {
   let stack: Stack;
   let dir: string;
-  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
     dir = mkdtempSync(join(tmpdir(), 'llmgw-ctl-node-'));

@@ -6,7 +6,8 @@ import { type Stack, startStack } from '../support/stack.ts';
 describe('llmgw ctl quota', () => {
   let stack: Stack;
   let teamKey: string;
-  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
     await stack.call('POST', '/api/v1/orgs', { name: 'Acme' });
@@ -38,7 +39,7 @@ describe('llmgw ctl quota', () => {
     assert.match(header, /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/);
     assert.match(
       row,
-      new RegExp(`^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+0\\s+0\\s+anonymous\\s+\\S+$`),
+      new RegExp(`^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+0\\s+0\\s+bootstrap\\s+\\S+$`),
     );
     const json = JSON.parse((await ctl('quota', 'list', '-o', 'json')).stdout);
     assert.equal(json[0].scope, teamKey);

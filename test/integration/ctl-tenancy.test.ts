@@ -6,7 +6,8 @@ import { type Stack, startStack } from '../support/stack.ts';
 
 describe('llmgw ctl: org, team, project and tree', () => {
   let stack: Stack;
-  const ctl = (...argv: string[]) => runCtlCapturing(['--server', stack.url, ...argv]);
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
   });

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { newSecret } from '../../src/api/auth/secrets.ts';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
 import { type Config, readConfig } from '../../src/config.ts';
@@ -20,19 +21,35 @@ export interface Stack {
   config: Config;
   temporal: Client;
   temporalAddress: string;
+  /** The secret of the stack's admin token (LLMGW_ADMIN_TOKEN, stored as `bootstrap`). */
+  adminToken: string;
+  /**
+   * Calls the API with the admin token, unless `headers.authorization` says otherwise (undefined: none).
+   */
   call<T = any>(
     method: string,
     path: string,
     body?: unknown,
-    headers?: Record<string, string>,
+    headers?: Record<string, string | undefined>,
   ): Promise<Answer<T>>;
+  /** Makes a token through the API (as admin) and returns its secret. */
+  token(grant: {
+    name: string;
+    role: string;
+    scope?: string;
+    models?: string[];
+    expires_at?: string;
+  }): Promise<string>;
   /** Starts (again) the worker: reconcilers, activities and the simulated cluster. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** A fresh database, its own task queue, the API on a free port and (optionally) a worker. */
+/**
+ * A fresh database, its own task queue, the API on a free port and (optionally) a worker; an admin
+ * token that `call` sends by default.
+ */
 export async function startStack(
   options: {
     env?: Record<string, string>;
@@ -48,8 +65,10 @@ export async function startStack(
   await migrate(sql);
   for (const node of options.nodes ?? []) await putNode(sql, node);
 
+  const adminToken = newSecret();
   const config: Config = {
     ...readConfig({
+      LLMGW_ADMIN_TOKEN: adminToken,
       LLMGW_RESYNC_S: '2',
       LLMGW_SIM_START_DELAY_MS: '200',
       LLMGW_DRAIN_GRACE_S: '0.2',
@@ -68,10 +87,19 @@ export async function startStack(
     config,
     temporal,
     temporalAddress: services.temporalAddress,
+    adminToken,
     async call(method, path, body, headers = {}) {
+      const given = {
+        authorization: `Bearer ${adminToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      };
+      const sent = Object.fromEntries(
+        Object.entries(given).filter((entry): entry is [string, string] => entry[1] !== undefined),
+      );
       const response = await fetch(`${api.url}${path}`, {
         method,
-        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        headers: sent,
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await response.text();
@@ -80,6 +108,11 @@ export async function startStack(
         parsed = JSON.parse(text);
       } catch {}
       return { status: response.status, body: parsed as never };
+    },
+    async token(grant) {
+      const answer = await stack.call('POST', '/api/v1/tokens', grant);
+      if (answer.status !== 201) throw new Error(`token ${grant.name}: ${JSON.stringify(answer.body)}`);
+      return answer.body.token;
     },
     async startWorker() {
       worker ??= await startWorker({ config, sql, temporalAddress: services.temporalAddress, log: quiet });

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { NotFound } from '../../domain/errors.ts';
 import { listDecisions } from '../../store/decisions.ts';
 import { getModel } from '../../store/models.ts';
+import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
@@ -12,6 +13,7 @@ export function decisionsRouter(deps: ApiDeps) {
   const app = newRouter();
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/models/{name}/decisions',
       tags: ['models'],
@@ -24,7 +26,9 @@ export function decisionsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      if (!(await getModel(deps.sql, name))) throw new NotFound(`there is no model "${name}"`);
+      const model = await getModel(deps.sql, name);
+      // A model the caller may not see is one it is not told of.
+      if (!model || !(await visibility(c))(model.owner)) throw new NotFound(`there is no model "${name}"`);
       return c.json(await listDecisions(deps.sql, name, c.req.valid('query').limit), 200);
     },
   );

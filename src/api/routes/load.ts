@@ -1,20 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { NotFound } from '../../domain/errors.ts';
-import { loadOf } from '../../policy/load.ts';
-import { type LoadZone, loadZone } from '../../policy/load-zone.ts';
-import { modelFigures } from '../../policy/model-figures.ts';
-import { buildView } from '../../policy/view.ts';
-import { putLoadReport, readLoad } from '../../store/load.ts';
-import { listMeasurements } from '../../store/measurements.ts';
-import { getModel } from '../../store/models.ts';
-import { listReplicas } from '../../store/replicas.ts';
+import { existingModel } from '../../store/models.ts';
+import { LoadSignals } from '../../workflows/load-signals.ts';
+import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-
-/** At most this many signals a second per model from one API process ("a few times a second"). */
-const MIN_SIGNAL_GAP_MS = 250;
 
 const LoadReportSchema = z
   .strictObject({
@@ -22,25 +13,22 @@ const LoadReportSchema = z
     waiting: z.number().int().min(0).max(10_000_000).default(0),
     source: z
       .string()
-      .regex(/^[\w.:-]{1,100}$/, { error: 'must be 1 to 100 letters, digits, ".", ":", "_" or "-"' })
+      .regex(/^[A-Za-z0-9][\w.:-]{0,99}$/, {
+        error: 'must be 1 to 100 letters, digits, ".", ":", "_" or "-", starting with a letter or digit',
+      })
       .default('default'),
   })
   .openapi('LoadReport');
 
-/**
- * Gateways report requests in flight. The report is stored; the reconciler is signalled only when the
- * load crosses a threshold (policy/load-zone.ts) or capacity changed while it is out of the steady zone,
- * so a busy gateway does not flood the workflow's history.
- */
+/** Gateways report requests in flight; LoadSignals stores the report and wakes the reconciler when it matters. */
 export function loadRouter(deps: ApiDeps) {
   const app = newRouter();
   const { sql } = deps;
-  const now = deps.now ?? Date.now;
-  const lastSignal = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
+  const loadSignals = new LoadSignals(sql, deps.reconcilers, deps.policy, deps.now);
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(4 * 1024)] as const,
+      middleware: [permits('report-load'), jsonBody(4 * 1024)] as const,
       method: 'post',
       path: '/models/{name}/load',
       tags: ['models'],
@@ -63,43 +51,10 @@ export function loadRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const report = c.req.valid('json');
-      const model = await getModel(sql, name);
-      if (!model) throw new NotFound(`there is no model "${name}"`);
-      await putLoadReport(sql, name, report.source, report.in_flight, report.waiting);
-
-      const at = now();
-      const [replicas, measurements, load] = await Promise.all([
-        listReplicas(sql, { model: name, activeOnly: true }),
-        listMeasurements(sql, name),
-        readLoad(sql, at, deps.policy.loadStaleMs, name),
-      ]);
-      const view = buildView({
-        now: at,
-        settings: deps.policy,
-        scopes: [],
-        quotas: [],
-        models: [model],
-        nodes: [],
-        replicas,
-        measurements,
-        load,
-      });
-      const figures = modelFigures(view, model);
-      const inFlight = loadOf(view, name).inFlight ?? 0;
-      const zone = loadZone(inFlight, figures.serving.map(figures.concurrency));
-
-      const last = lastSignal.get(name);
-      const changed =
-        !last || last.zone !== zone || (zone !== 'within' && last.capacity !== figures.capacity);
-      const signalled = changed && (!last || at - last.at >= MIN_SIGNAL_GAP_MS);
-      if (signalled) {
-        lastSignal.set(name, { zone, capacity: figures.capacity, at });
-        await deps.reconcilers.tell([name], 'loadChanged');
-      }
-      return c.json(
-        { model: name, in_flight: inFlight, capacity_at_slo: figures.capacity, zone, signalled },
-        202,
-      );
+      const model = await existingModel(sql, name);
+      await authorize(c, 'report-load', { scope: model.owner, model: name });
+      const receipt = await loadSignals.report(model, report.source, report.in_flight, report.waiting);
+      return c.json(receipt, 202);
     },
   );
   return app;

@@ -1,11 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { NotFound } from '../../domain/errors.ts';
+import type { Db } from '../../store/db.ts';
 import { listMeasurements, putMeasurement } from '../../store/measurements.ts';
-import { getModel } from '../../store/models.ts';
+import { existingModel, listModels } from '../../store/models.ts';
+import { authorize, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
+import { tokensPerSec } from '../throughput.ts';
 
 const BODY_LIMIT = 256 * 1024;
 const ms = z.number().finite().min(0);
@@ -15,7 +18,7 @@ const MeasurementSchema = z
     model: ObjectNameSchema,
     profile: ObjectNameSchema,
     max_concurrency_at_slo: z.number().finite().min(0).max(1_000_000),
-    throughput_tok_per_sec: z.number().finite().min(0),
+    throughput_tok_per_sec: tokensPerSec(),
     slo: z.strictObject({ ttft_p95_ms: ms.optional(), tpot_p95_ms: ms.optional() }),
     points: z
       .array(
@@ -23,7 +26,7 @@ const MeasurementSchema = z
           concurrency: z.number().finite().min(0),
           ttft_p95_ms: ms,
           tpot_p95_ms: ms,
-          tok_per_sec: z.number().finite().min(0),
+          tok_per_sec: tokensPerSec(),
         }),
       )
       .max(1000)
@@ -33,6 +36,12 @@ const MeasurementSchema = z
   })
   .openapi('Measurement');
 
+// Not MeasurementSchema.extend(): a strict schema extended is described as an allOf that no object
+// satisfies (each part refuses the other's fields).
+const StoredMeasurementSchema = z
+  .object({ ...MeasurementSchema.shape, measured_at: z.string() })
+  .openapi('StoredMeasurement');
+
 /** What `llmgw ctl bench` stores: how many requests in flight one replica serves within its SLO. */
 export function measurementsRouter(deps: ApiDeps) {
   const app = newRouter();
@@ -40,7 +49,7 @@ export function measurementsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(BODY_LIMIT)] as const,
+      middleware: [permits('change-model'), jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/measurements',
       tags: ['measurements'],
@@ -53,13 +62,22 @@ export function measurementsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const input = c.req.valid('json');
-      const model = await getModel(sql, input.model);
-      if (!model) throw new NotFound(`there is no model "${input.model}"`);
+      const model = await existingModel(sql, input.model);
+      await authorize(c, 'change-model', { scope: model.owner, model: model.name });
       if (!model.profiles.some((p) => p.name === input.profile)) {
         throw new ApiError(400, `model ${input.model} has no profile "${input.profile}"`);
       }
       const measuredAt = new Date(input.measured_at ?? (deps.now ?? Date.now)()).toISOString();
-      await putMeasurement(sql, { ...input, measured_at: measuredAt });
+      const ofProfile = async (tx: Db) =>
+        (await listMeasurements(tx, input.model)).find((m) => m.profile === input.profile) ?? null;
+      await recorded(
+        c,
+        sql,
+        'measurement.put',
+        `measurement:${input.model}/${input.profile}`,
+        ofProfile,
+        (tx) => putMeasurement(tx, { ...input, measured_at: measuredAt }),
+      );
       await deps.reconcilers.tell([input.model], 'measurementChanged');
       return c.json({ model: input.model, profile: input.profile }, 200);
     },
@@ -67,17 +85,30 @@ export function measurementsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/measurements',
       tags: ['measurements'],
       summary: 'List measurements',
       request: { query: z.strictObject({ model: z.string().max(63).optional() }) },
       responses: {
-        200: jsonContent(z.array(MeasurementSchema.extend({ measured_at: z.string() }))),
+        200: jsonContent(z.array(StoredMeasurementSchema)),
         ...errors(400, 503),
       },
     }),
-    async (c) => c.json(await listMeasurements(sql, c.req.valid('query').model), 200),
+    async (c) => {
+      const [measurements, models, shown] = await Promise.all([
+        listMeasurements(sql, c.req.valid('query').model),
+        listModels(sql),
+        visibility(c),
+      ]);
+      // A measurement of a model deleted since is owned by none: only callers who see everything see it.
+      const owners = new Map(models.map((model) => [model.name, model.owner]));
+      return c.json(
+        measurements.filter((m) => shown(owners.get(m.model) ?? null)),
+        200,
+      );
+    },
   );
   return app;
 }

@@ -8,19 +8,40 @@ import { modelFigures } from '../../policy/model-figures.ts';
 import { isEmpty } from '../../policy/resources.ts';
 import { buildView } from '../../policy/view.ts';
 import { latestDecisions, listDecisions } from '../../store/decisions.ts';
-import { getModel, listModels, markDeleting, putModel, setOwner } from '../../store/models.ts';
+import { existingModel, getModel, listModels, markDeleting, putModel, setOwner } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
+import { authorize, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
 import { resolveOrRefuse } from '../scopes.ts';
+import { tokensPerSec } from '../throughput.ts';
 
 const MODEL_BODY_LIMIT = 256 * 1024;
 const OWNER_BODY_LIMIT = 4 * 1024;
 
+/** How deep an engine's own fields may nest: far more than any engine needs, and safe to store. */
+const ENGINE_DEPTH = 32;
+
+/** Whether a JSON value nests deeper than `levels`, looked at level by level so no depth overflows a stack. */
+function nestsDeeperThan(value: unknown, levels: number): boolean {
+  let layer: unknown[] = [value];
+  for (let depth = 0; layer.length > 0; depth++) {
+    if (depth > levels) return true;
+    layer = layer.flatMap((inner) =>
+      typeof inner === 'object' && inner !== null ? Object.values(inner) : [],
+    );
+  }
+  return false;
+}
+
 const EngineSchema = z
   .looseObject({ kind: z.enum(['vllm', 'llama.cpp', 'sim', 'command']) })
+  .refine((engine) => !nestsDeeperThan(engine, ENGINE_DEPTH), {
+    error: `nests deeper than ${ENGINE_DEPTH} levels`,
+  })
   .openapi('Engine', { description: "How to start the profile; fields beyond kind are the engine's own" });
 
 const ProfileSchema = z
@@ -39,7 +60,7 @@ const ModelInputSchema = z
     owner: ScopeRefSchema.optional(),
     min_replicas: z.number().int().min(0).max(10_000).default(0),
     max_replicas: z.number().int().min(1).max(10_000),
-    target_tokens_per_sec: z.number().positive().finite().optional(),
+    target_tokens_per_sec: tokensPerSec().positive().optional(),
     profiles: z.array(ProfileSchema).min(1, { error: 'needs at least one profile' }).max(32),
   })
   .openapi('ModelInput');
@@ -139,7 +160,7 @@ export function modelsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(MODEL_BODY_LIMIT)] as const,
+      middleware: [permits('change-model'), jsonBody(MODEL_BODY_LIMIT)] as const,
       method: 'put',
       path: '/models/{name}',
       tags: ['models'],
@@ -170,8 +191,19 @@ export function modelsRouter(deps: ApiDeps) {
           `profile "${empty.name}" asks for no resources; give gpus, cores or memory_gib`,
         );
       const owner = input.owner ? (await resolveOrRefuse(sql, input.owner)).key : null;
+      // Both the owner it has and the one it gets must be the caller's to manage.
+      const existing = await getModel(sql, name);
+      if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
+      await authorize(c, 'change-model', { scope: owner, model: name });
       const model: Model = { name, ...input, owner };
-      const created = await putModel(sql, model);
+      const created = await recorded(
+        c,
+        sql,
+        'model.put',
+        `model:${name}`,
+        (tx) => getModel(tx, name),
+        (tx) => putModel(tx, model),
+      );
       await deps.reconcilers.tell([name], 'specChanged');
       return c.json({ name }, created ? 201 : 200);
     },
@@ -179,21 +211,26 @@ export function modelsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/models',
       tags: ['models'],
       summary: 'List models with their replicas, load, capacity at SLO and newest decision',
       responses: { 200: jsonContent(z.array(ModelViewSchema)), ...errors(503) },
     }),
-    async (c) =>
-      c.json(
-        (await summaries()).map(({ summary }) => summary),
+    async (c) => {
+      const shown = await visibility(c);
+      const visible = (await summaries()).filter(({ summary }) => shown(summary.owner));
+      return c.json(
+        visible.map(({ summary }) => summary),
         200,
-      ),
+      );
+    },
   );
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/models/{name}',
       tags: ['models'],
@@ -204,7 +241,10 @@ export function modelsRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const [found] = await summaries([name]);
-      if (!found) throw new NotFound(`there is no model "${name}"`);
+      // A model the caller may not see is one it is not told of.
+      if (!found || !(await visibility(c))(found.summary.owner)) {
+        throw new NotFound(`there is no model "${name}"`);
+      }
       const detail = {
         ...found.summary,
         profiles: found.profiles,
@@ -220,6 +260,7 @@ export function modelsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('change-model')] as const,
       method: 'delete',
       path: '/models/{name}',
       tags: ['models'],
@@ -229,7 +270,17 @@ export function modelsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      if (!(await markDeleting(sql, name))) throw new NotFound(`there is no model "${name}"`);
+      await authorize(c, 'change-model', { scope: (await existingModel(sql, name)).owner, model: name });
+      await recorded(
+        c,
+        sql,
+        'model.delete',
+        `model:${name}`,
+        (tx) => getModel(tx, name),
+        async (tx) => {
+          if (!(await markDeleting(tx, name))) throw new NotFound(`there is no model "${name}"`);
+        },
+      );
       await deps.reconcilers.tell([name], 'deleted');
       return c.json({ deleting: name }, 200);
     },
@@ -237,7 +288,7 @@ export function modelsRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(OWNER_BODY_LIMIT)] as const,
+      middleware: [permits('change-model'), jsonBody(OWNER_BODY_LIMIT)] as const,
       method: 'post',
       path: '/models/{name}/owner',
       tags: ['models'],
@@ -254,9 +305,19 @@ export function modelsRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const { owner: text } = c.req.valid('json');
-      if (!(await getModel(sql, name))) throw new NotFound(`there is no model "${name}"`);
+      await authorize(c, 'change-model', { scope: (await existingModel(sql, name)).owner, model: name });
       const owner = text === '' ? null : (await resolveOrRefuse(sql, text)).key;
-      await setOwner(sql, name, owner);
+      await authorize(c, 'change-model', { scope: owner, model: name });
+      await recorded(
+        c,
+        sql,
+        'model.owner',
+        `model:${name}`,
+        (tx) => getModel(tx, name),
+        async (tx) => {
+          if (!(await setOwner(tx, name, owner))) throw new NotFound(`there is no model "${name}"`);
+        },
+      );
       await deps.reconcilers.tell([name], 'ownerChanged');
       return c.json({ model: name, owner }, 200);
     },

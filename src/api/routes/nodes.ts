@@ -2,13 +2,16 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { Conflict, NotFound } from '../../domain/errors.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
 import { complete, exceeding, formatResources, subtract, sum } from '../../policy/resources.ts';
+import type { Db } from '../../store/db.ts';
 import { pendingModels } from '../../store/decisions.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../store/nodes.ts';
 import { listReplicas } from '../../store/replicas.ts';
+import { permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
 
 const BODY_LIMIT = 16 * 1024;
 
@@ -35,6 +38,9 @@ const NodeViewSchema = z
 
 const NameParam = z.object({ name: ObjectNameSchema });
 
+/** A node as the audit log keeps it, before and after a change. */
+const nodeNamed = async (db: Db, name: string) => (await listNodes(db)).find((n) => n.name === name) ?? null;
+
 export function nodesRouter(deps: ApiDeps) {
   const app = newRouter();
   const { sql } = deps;
@@ -44,7 +50,7 @@ export function nodesRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(BODY_LIMIT)] as const,
+      middleware: [permits('change-node'), jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/nodes/{name}',
       tags: ['cluster'],
@@ -66,12 +72,20 @@ export function nodesRouter(deps: ApiDeps) {
           `node ${name}'s replicas hold ${formatResources({ [short]: held[short] })}, more than the capacity given`,
         );
       }
-      const created = await putNode(sql, {
-        name,
-        capacity: input.capacity,
-        gpu_model: input.gpu_model ?? null,
-        labels: input.labels ?? {},
-      });
+      const created = await recorded(
+        c,
+        sql,
+        'node.put',
+        `node:${name}`,
+        (tx) => nodeNamed(tx, name),
+        (tx) =>
+          putNode(tx, {
+            name,
+            capacity: input.capacity,
+            gpu_model: input.gpu_model ?? null,
+            labels: input.labels ?? {},
+          }),
+      );
       await tellPending();
       return c.json({ name }, created ? 201 : 200);
     },
@@ -79,6 +93,7 @@ export function nodesRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read-cluster')] as const,
       method: 'get',
       path: '/nodes',
       tags: ['cluster'],
@@ -107,6 +122,7 @@ export function nodesRouter(deps: ApiDeps) {
   ] as const) {
     app.openapi(
       createRoute({
+        middleware: [permits('change-node')] as const,
         method: 'post',
         path: `/nodes/{name}/${verb}`,
         tags: ['cluster'],
@@ -119,7 +135,16 @@ export function nodesRouter(deps: ApiDeps) {
       }),
       async (c) => {
         const { name } = c.req.valid('param');
-        if (!(await setNodeState(sql, name, state))) throw new NotFound(`there is no node "${name}"`);
+        await recorded(
+          c,
+          sql,
+          `node.${verb}`,
+          `node:${name}`,
+          (tx) => nodeNamed(tx, name),
+          async (tx) => {
+            if (!(await setNodeState(tx, name, state))) throw new NotFound(`there is no node "${name}"`);
+          },
+        );
         if (state === 'ready') await tellPending();
         return c.json({ name, state }, 200);
       },
@@ -128,6 +153,7 @@ export function nodesRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('change-node')] as const,
       method: 'delete',
       path: '/nodes/{name}',
       tags: ['cluster'],
@@ -137,10 +163,19 @@ export function nodesRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const outcome = await deleteNode(sql, name);
-      if (outcome === 'missing') throw new NotFound(`there is no node "${name}"`);
-      if (outcome === 'in-use')
-        throw new Conflict(`replicas still run on node ${name}; cordon it and wait for them to stop`);
+      await recorded(
+        c,
+        sql,
+        'node.delete',
+        `node:${name}`,
+        (tx) => nodeNamed(tx, name),
+        async (tx) => {
+          const outcome = await deleteNode(tx, name);
+          if (outcome === 'missing') throw new NotFound(`there is no node "${name}"`);
+          if (outcome === 'in-use')
+            throw new Conflict(`replicas still run on node ${name}; cordon it and wait for them to stop`);
+        },
+      );
       return c.json({ removed: name }, 200);
     },
   );

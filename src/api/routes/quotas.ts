@@ -1,20 +1,21 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { NotFound } from '../../domain/errors.ts';
-import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
+import { ResourcesSchema } from '../../domain/resources.ts';
 import { displayName } from '../../domain/scope-names.ts';
 import { previewQuota } from '../../policy/preview.ts';
 import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
 import { complete, dimensionsOf, formatAmount } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
-import { deleteQuota, listQuotas, putQuota } from '../../store/quotas.ts';
+import { deleteQuota, getQuota, listQuotas, putQuota } from '../../store/quotas.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { listScopes } from '../../store/tenancy.ts';
+import { authorize, identityOf, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
-import { updatedBy } from '../identity.ts';
 import { ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
 import { resolveOrRefuse, subtree } from '../scopes.ts';
 
 const BODY_LIMIT = 16 * 1024;
@@ -82,6 +83,7 @@ export function quotasRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/quotas',
       tags: ['quotas'],
@@ -89,26 +91,32 @@ export function quotasRouter(deps: ApiDeps) {
       responses: { 200: jsonContent(z.array(QuotaViewSchema)), ...errors(503) },
     }),
     async (c) => {
-      const [snapshot, stored] = await Promise.all([readSnapshot(sql, now(), deps.policy), listQuotas(sql)]);
+      const [snapshot, stored, shown] = await Promise.all([
+        readSnapshot(sql, now(), deps.policy),
+        listQuotas(sql),
+        visibility(c),
+      ]);
       const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
       const perScope = scopeFigures(snapshot);
-      const body = stored.map((quota) => ({
-        scope: quota.scope,
-        name: displayName(scopes, quota.scope),
-        ...(quota.guarantee ? { guarantee: quota.guarantee } : {}),
-        ...(quota.limit ? { limit: quota.limit } : {}),
-        holds: complete(perScope.get(quota.scope)?.holds ?? {}),
-        borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
-        updated_by: quota.updated_by,
-        updated_at: quota.updated_at,
-      }));
+      const body = stored
+        .filter((quota) => shown(quota.scope))
+        .map((quota) => ({
+          scope: quota.scope,
+          name: displayName(scopes, quota.scope),
+          ...(quota.guarantee ? { guarantee: quota.guarantee } : {}),
+          ...(quota.limit ? { limit: quota.limit } : {}),
+          holds: complete(perScope.get(quota.scope)?.holds ?? {}),
+          borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
+          updated_by: quota.updated_by,
+          updated_at: quota.updated_at,
+        }));
       return c.json(body, 200);
     },
   );
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(BODY_LIMIT)] as const,
+      middleware: [permits('change-quota'), jsonBody(BODY_LIMIT)] as const,
       method: 'put',
       path: '/quotas',
       tags: ['quotas'],
@@ -118,7 +126,15 @@ export function quotasRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const quota = await checkedQuota(deps, c.req.valid('json'));
-      await putQuota(sql, quota, updatedBy(c));
+      await authorize(c, 'change-quota', { scope: quota.scope });
+      await recorded(
+        c,
+        sql,
+        'quota.set',
+        quota.scope,
+        (tx) => getQuota(tx, quota.scope),
+        (tx) => putQuota(tx, quota, identityOf(c).name),
+      );
       await tellSubtree(quota.scope);
       return c.json({ scope: quota.scope }, 200);
     },
@@ -126,7 +142,7 @@ export function quotasRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
-      middleware: [jsonBody(BODY_LIMIT)] as const,
+      middleware: [permits('change-quota'), jsonBody(BODY_LIMIT)] as const,
       method: 'post',
       path: '/quotas/preview',
       tags: ['quotas'],
@@ -136,6 +152,7 @@ export function quotasRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const quota = await checkedQuota(deps, c.req.valid('json'));
+      await authorize(c, 'change-quota', { scope: quota.scope });
       const preview = previewQuota(await readSnapshot(sql, now(), deps.policy), quota);
       return c.json({ scope: quota.scope, ...preview }, 200);
     },
@@ -143,6 +160,7 @@ export function quotasRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('change-quota')] as const,
       method: 'delete',
       path: '/quotas/{scope}',
       tags: ['quotas'],
@@ -152,7 +170,17 @@ export function quotasRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const scope = await resolveOrRefuse(sql, c.req.valid('param').scope);
-      if (!(await deleteQuota(sql, scope.key))) throw new NotFound(`${scope.key} has no quota`);
+      await authorize(c, 'change-quota', { scope: scope.key });
+      await recorded(
+        c,
+        sql,
+        'quota.remove',
+        scope.key,
+        (tx) => getQuota(tx, scope.key),
+        async (tx) => {
+          if (!(await deleteQuota(tx, scope.key))) throw new NotFound(`${scope.key} has no quota`);
+        },
+      );
       await tellSubtree(scope.key);
       return c.json({ removed: scope.key }, 200);
     },

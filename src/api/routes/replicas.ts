@@ -5,6 +5,7 @@ import { protection } from '../../policy/guarantee.ts';
 import { buildView } from '../../policy/view.ts';
 import { listReplicas } from '../../store/replicas.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
+import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
 
@@ -18,6 +19,10 @@ const ReplicaViewSchema = z
     state: z.enum(REPLICA_STATES),
     protected: z.boolean(),
     created_at: z.string(),
+    endpoint: z
+      .string()
+      .nullable()
+      .openapi({ description: "the engine's base URL, once its driver knows it" }),
   })
   .openapi('Replica');
 
@@ -27,6 +32,7 @@ export function replicasRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/replicas',
       tags: ['cluster'],
@@ -42,15 +48,19 @@ export function replicasRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const filter = c.req.valid('query');
-      const [snapshot, replicas] = await Promise.all([
+      const [snapshot, replicas, shown] = await Promise.all([
         readSnapshot(deps.sql, now(), deps.policy),
         listReplicas(deps.sql, filter),
+        visibility(c),
       ]);
       const protectedBy = protection(buildView(snapshot));
-      const body = replicas.map((replica) => ({
+      const owners = new Map(snapshot.models.map((model) => [model.name, model.owner]));
+      const visible = replicas.filter((replica) => shown(owners.get(replica.model) ?? null));
+      const body = visible.map((replica) => ({
         ...replica,
         protected: Boolean(protectedBy.get(replica.id)),
         created_at: new Date(replica.created_at).toISOString(),
+        endpoint: replica.endpoint ?? null,
       }));
       return c.json(body, 200);
     },

@@ -1,12 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { NotFound } from '../../domain/errors.ts';
 import { sizeForThroughput } from '../../policy/sizing.ts';
-import { getModel, setTarget } from '../../store/models.ts';
+import { existingModel, getModel, setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
+import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
+import { tokensPerSec } from '../throughput.ts';
 
 const SizingSchema = z
   .object({
@@ -18,12 +20,15 @@ const SizingSchema = z
   })
   .openapi('SizingPlan');
 
-/** Sizes a model for a throughput against the room there is; with apply, stores it as its target. */
+/**
+ * Sizes a model for a throughput against the room there is; with apply, stores it as its target. Even
+ * the plan alone asks for the right to change the model: it is the first half of that change.
+ */
 export function targetRouter(deps: ApiDeps) {
   const app = newRouter();
   app.openapi(
     createRoute({
-      middleware: [jsonBody(4 * 1024)] as const,
+      middleware: [permits('change-model'), jsonBody(4 * 1024)] as const,
       method: 'post',
       path: '/models/{name}/target',
       tags: ['models'],
@@ -32,7 +37,7 @@ export function targetRouter(deps: ApiDeps) {
         params: z.object({ name: ObjectNameSchema }),
         body: jsonRequest(
           z.strictObject({
-            tokens_per_sec: z.number().finite().positive(),
+            tokens_per_sec: tokensPerSec().positive(),
             apply: z.boolean().default(false),
           }),
         ),
@@ -42,11 +47,19 @@ export function targetRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const { tokens_per_sec, apply } = c.req.valid('json');
-      if (!(await getModel(deps.sql, name))) throw new NotFound(`there is no model "${name}"`);
+      const model = await existingModel(deps.sql, name);
+      await authorize(c, 'change-model', { scope: model.owner, model: name });
       const snapshot = await readSnapshot(deps.sql, (deps.now ?? Date.now)(), deps.policy);
       const plan = sizeForThroughput(snapshot, name, tokens_per_sec);
       if (apply) {
-        await setTarget(deps.sql, name, tokens_per_sec);
+        await recorded(
+          c,
+          deps.sql,
+          'model.target',
+          `model:${name}`,
+          (tx) => getModel(tx, name),
+          (tx) => setTarget(tx, name, tokens_per_sec),
+        );
         await deps.reconcilers.tell([name], 'specChanged');
       }
       return c.json({ ...plan, applied: apply }, 200);

@@ -1,11 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { parseScopeKey, type ScopeKind, scopeKey } from '../../domain/scope.ts';
+import { parseScopeKey, type ScopeKey, type ScopeKind, scopeKey } from '../../domain/scope.ts';
 import { scopeSegments } from '../../domain/scope-names.ts';
-import { createScope, deleteScope, listScopes } from '../../store/tenancy.ts';
+import { newId } from '../../store/ids.ts';
+import { createScope, deleteScope, getScope, listScopes } from '../../store/tenancy.ts';
+import { authorize, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ScopeNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { recorded } from '../recorded.ts';
 import { resolveOrRefuse } from '../scopes.ts';
 
 const BODY_LIMIT = 4 * 1024;
@@ -31,11 +34,12 @@ export function tenancyRouter(deps: ApiDeps) {
   const app = newRouter();
   const { sql } = deps;
 
-  const present = async (kind: ScopeKind) => {
+  /** The scopes of a kind as the API shows them, those `shown` lets through. */
+  const present = async (kind: ScopeKind, shown: (key: ScopeKey) => boolean = () => true) => {
     const scopes = await listScopes(sql);
     const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
     return scopes
-      .filter((scope) => scope.kind === kind)
+      .filter((scope) => scope.kind === kind && shown(scope.key))
       .map((scope) => {
         const parentId = scope.parent ? parseScopeKey(scope.parent)?.id : undefined;
         if (kind === 'org') return { id: scope.id, name: scope.name };
@@ -53,7 +57,7 @@ export function tenancyRouter(deps: ApiDeps) {
 
     app.openapi(
       createRoute({
-        middleware: [jsonBody(BODY_LIMIT)] as const,
+        middleware: [permits('create-scope'), jsonBody(BODY_LIMIT)] as const,
         method: 'post',
         path: `/${plural}`,
         tags: ['tenancy'],
@@ -72,7 +76,17 @@ export function tenancyRouter(deps: ApiDeps) {
             `a ${kind} belongs to ${parentKind === 'org' ? 'an org' : 'a team'}, not to ${parent.key}`,
           );
         }
-        const id = await createScope(sql, kind, input.name, parent?.id ?? null);
+        await authorize(c, 'create-scope', { scope: parent?.key ?? null });
+        const id = newId();
+        const key = scopeKey(kind, id);
+        await recorded(
+          c,
+          sql,
+          `${kind}.create`,
+          key,
+          (tx) => getScope(tx, key),
+          (tx) => createScope(tx, kind, id, input.name, parent?.id ?? null),
+        );
         const created = (await present(kind)).find((scope) => scope.id === id);
         return c.json(created as never, 201);
       },
@@ -80,17 +94,19 @@ export function tenancyRouter(deps: ApiDeps) {
 
     app.openapi(
       createRoute({
+        middleware: [permits('read')] as const,
         method: 'get',
         path: `/${plural}`,
         tags: ['tenancy'],
         summary: `List ${plural}`,
         responses: { 200: jsonContent(z.array(schema)), ...errors(503) },
       }),
-      async (c) => c.json((await present(kind)) as never, 200),
+      async (c) => c.json((await present(kind, await visibility(c))) as never, 200),
     );
 
     app.openapi(
       createRoute({
+        middleware: [permits('delete-scope')] as const,
         method: 'delete',
         path: `/${plural}/{id}`,
         tags: ['tenancy'],
@@ -100,8 +116,20 @@ export function tenancyRouter(deps: ApiDeps) {
       }),
       async (c) => {
         const { id } = c.req.valid('param');
-        await deleteScope(sql, kind, id);
-        return c.json({ removed: scopeKey(kind, id) }, 200);
+        const key = scopeKey(kind, id);
+        // A scope that does not exist is deleteScope's 404, not a refusal.
+        if ((await c.get('scopeTree')()).chain(key).length > 0) {
+          await authorize(c, 'delete-scope', { scope: key });
+        }
+        await recorded(
+          c,
+          sql,
+          `${kind}.delete`,
+          key,
+          (tx) => getScope(tx, key),
+          (tx) => deleteScope(tx, kind, id),
+        );
+        return c.json({ removed: key }, 200);
       },
     );
   }

@@ -5,6 +5,7 @@ import { displayName } from '../../domain/scope-names.ts';
 import { complete } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
+import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
 
@@ -45,6 +46,7 @@ export function treeRouter(deps: ApiDeps) {
 
   app.openapi(
     createRoute({
+      middleware: [permits('read')] as const,
       method: 'get',
       path: '/tree',
       tags: ['tenancy'],
@@ -52,14 +54,18 @@ export function treeRouter(deps: ApiDeps) {
       responses: { 200: jsonContent(z.array(TreeNodeSchema)), ...errors(503) },
     }),
     async (c) => {
-      const snapshot = await readSnapshot(deps.sql, now(), deps.policy);
+      const [snapshot, shown] = await Promise.all([
+        readSnapshot(deps.sql, now(), deps.policy),
+        visibility(c),
+      ]);
       const perScope = scopeFigures(snapshot);
       const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
       const quotas = new Map(snapshot.quotas.map((quota) => [quota.scope, quota]));
       const nodes = new Map<ScopeKey, TreeNode>();
       const roots: TreeNode[] = [];
       // Parents come before children (listScopes), so each parent's node exists when its child arrives.
-      for (const scope of snapshot.scopes) {
+      // A scope the caller sees under one it does not (a viewer of a team) is a root of its tree.
+      for (const scope of snapshot.scopes.filter((s) => shown(s.key))) {
         const quota = quotas.get(scope.key);
         const node: TreeNode = {
           scope: scope.key,
@@ -73,7 +79,8 @@ export function treeRouter(deps: ApiDeps) {
           children: [],
         };
         nodes.set(scope.key, node);
-        (scope.parent ? nodes.get(scope.parent)?.children : roots)?.push(node);
+        const parent = scope.parent ? nodes.get(scope.parent) : undefined;
+        (parent?.children ?? roots).push(node);
       }
       return c.json(roots, 200);
     },

@@ -15,6 +15,7 @@ import { Output } from './output.ts';
 import { QUOTA_COMMANDS } from './quota.ts';
 import { REPLICA_COMMANDS } from './replicas.ts';
 import { TENANCY_COMMANDS } from './tenancy.ts';
+import { TOKEN_COMMANDS } from './token.ts';
 import { TREE_COMMANDS } from './tree.ts';
 
 export const COMMANDS: readonly Command[] = [
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   ...REPLICA_COMMANDS,
   ...MEASUREMENT_COMMANDS,
   ...BENCH_COMMANDS,
+  ...TOKEN_COMMANDS,
 ];
 
 const takesValue = (token: string) => {

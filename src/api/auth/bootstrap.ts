@@ -1,0 +1,47 @@
+import type { Sql } from '../../store/db.ts';
+import { hasLiveAdmin, tokensByHashPrefix } from '../../store/tokens.ts';
+import { issueToken } from './issue.ts';
+import { hashSecret, newSecret, sameHash } from './secrets.ts';
+
+const admin = (name: string) => ({
+  name,
+  role: 'admin' as const,
+  scope: null,
+  models: null,
+  expires_at: null,
+});
+
+/**
+ * LLMGW_ADMIN_TOKEN: its secret is the admin token named `bootstrap`, stored at each start of the API
+ * (dev and serve), so that an installation's first admin comes from its environment. A start with the
+ * same secret changes (and records) nothing.
+ */
+export async function storeBootstrapAdmin(sql: Sql, secret: string): Promise<void> {
+  const hash = hashSecret(secret);
+  const stored = (await tokensByHashPrefix(sql, hash)).find(
+    (t) => t.name === 'bootstrap' && sameHash(t.secret_sha256, hash),
+  );
+  if (stored?.role === 'admin' && stored.scope === null && stored.expires_at === null) return;
+  await issueToken(sql, admin('bootstrap'), secret, 'LLMGW_ADMIN_TOKEN', { replace: true });
+}
+
+/**
+ * `llmgw dev`'s first start: when no admin token lets anyone in, an admin token named `admin`, whose
+ * secret is returned to be shown once; null when there is one already.
+ */
+export async function createFirstAdmin(sql: Sql): Promise<string | null> {
+  if (await hasLiveAdmin(sql)) return null;
+  const secret = newSecret();
+  await issueToken(sql, admin('admin'), secret, 'llmgw dev');
+  return secret;
+}
+
+/**
+ * The demo's own admin token (`demo`, so its changes read `updated_by: demo`), with a new secret at each
+ * start: the demo runs in this process and needs no secret kept anywhere else.
+ */
+export async function issueDemoToken(sql: Sql): Promise<string> {
+  const secret = newSecret();
+  await issueToken(sql, admin('demo'), secret, 'llmgw dev --demo', { replace: true });
+  return secret;
+}

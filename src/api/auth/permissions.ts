@@ -1,0 +1,159 @@
+import type { Role } from '../../domain/roles.ts';
+import type { ScopeKey } from '../../domain/scope.ts';
+
+/** Who calls: the token's name (recorded as `updated_by` and in the audit log) and what it may do. */
+export interface Identity {
+  name: string;
+  role: Role;
+  /** An operator's scope; the subtree a viewer or reporter is limited to; null: the whole tree. */
+  scope: ScopeKey | null;
+  /** The only models a reporter may report load for; null: any (within its scope). */
+  models: string[] | null;
+}
+
+export type Action =
+  | 'read' // tenant data: orgs, teams, projects, tree, quotas, models, decisions, measurements, replicas
+  | 'read-cluster' // nodes: shared by every tenant
+  | 'create-scope'
+  | 'delete-scope'
+  | 'change-quota' // set, preview, remove
+  | 'change-model' // spec, owner, target throughput, measurements, delete
+  | 'report-load'
+  | 'change-node'
+  | 'manage-tokens'
+  | 'read-audit';
+
+/**
+ * Where on the tree a role may do an action:
+ * `anywhere`; `within` its scope (the scope itself or beneath it; anywhere for a role bound to none);
+ * `beneath` its scope only (never the scope itself: an operator does not raise its own quota).
+ * An action a role's row does not name is refused.
+ */
+type Reach = 'anywhere' | 'within' | 'beneath';
+
+export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
+  admin: {
+    read: 'anywhere',
+    'read-cluster': 'anywhere',
+    'create-scope': 'anywhere',
+    'delete-scope': 'anywhere',
+    'change-quota': 'anywhere',
+    'change-model': 'anywhere',
+    'report-load': 'anywhere',
+    'change-node': 'anywhere',
+    'manage-tokens': 'anywhere',
+    'read-audit': 'anywhere',
+  },
+  operator: {
+    read: 'within',
+    'read-cluster': 'anywhere',
+    // The target of create-scope is the parent: a project created in the operator's team lies beneath it.
+    'create-scope': 'within',
+    'delete-scope': 'beneath',
+    'change-quota': 'beneath',
+    'change-model': 'within',
+    'report-load': 'within',
+  },
+  viewer: { read: 'within', 'read-cluster': 'anywhere' },
+  reporter: { 'report-load': 'within' },
+};
+
+/** What an action is done to. */
+export interface Target {
+  /** The scope acted on (for create-scope: the parent), then its parent, up to its org; [] for none. */
+  chain: readonly ScopeKey[];
+  /** The model acted on, for the model actions. */
+  model?: string;
+}
+
+/** How a scope is written in sentences: `team:Acme/ml` (the store's scopes know; the key will do). */
+export type Label = (key: ScopeKey) => string;
+
+export type Verdict = { allowed: true } | { allowed: false; why: string };
+
+const ALLOWED: Verdict = { allowed: true };
+
+/**
+ * Whether `who` may do `action` to `target`. Without a target: whether its role may do the action at
+ * all (routes ask this first, so that a refused role learns nothing about the thing it named).
+ */
+export function may(who: Identity, action: Action, target?: Target, label: Label = (key) => key): Verdict {
+  const reach = PERMISSIONS[who.role][action];
+  const refuse = (why: string): Verdict => ({ allowed: false, why: `${describe(who, label)} ${why}` });
+  if (!reach) return refuse(`may not ${VERBS[action]}: ${ROLE_LIMIT[who.role]}`);
+  if (!target || reach === 'anywhere') return ALLOWED;
+
+  if (who.models && target.model !== undefined && !who.models.includes(target.model)) {
+    return refuse(`may not ${phrase(action, target, label)}: it reports only for ${who.models.join(', ')}`);
+  }
+  if (who.scope === null) return ALLOWED;
+  const [acted] = target.chain;
+  if (reach === 'beneath' && acted === who.scope) {
+    return refuse(`may not ${phrase(action, target, label, `its own scope ${label(acted)}`)}`);
+  }
+  if (target.chain.includes(who.scope)) return ALLOWED;
+  const where =
+    acted !== undefined
+      ? `it is not ${reach === 'beneath' ? 'beneath' : 'within'} ${label(who.scope)}`
+      : action === 'create-scope'
+        ? ONLY_AN_ADMIN
+        : 'it belongs to no scope';
+  return refuse(`may not ${phrase(action, target, label)}: ${where}`);
+}
+
+/** Whether `who` sees what is owned by the scope whose chain this is ([]: owned by none). */
+export const sees = (who: Identity, chain: readonly ScopeKey[]) => may(who, 'read', { chain }).allowed;
+
+/** `an operator of team:Acme/ml`, `a viewer`, `an admin`. */
+function describe(who: Identity, label: Label): string {
+  const article = who.role === 'admin' || who.role === 'operator' ? 'an' : 'a';
+  const of = who.scope ? ` of ${label(who.scope)}` : '';
+  return `${article} ${who.role}${of}`;
+}
+
+const VERBS: Record<Action, string> = {
+  read: 'read',
+  'read-cluster': 'read the nodes',
+  'create-scope': 'create orgs, teams or projects',
+  'delete-scope': 'delete orgs, teams or projects',
+  'change-quota': 'change quotas',
+  'change-model': 'change models or their measurements',
+  'report-load': 'report load',
+  'change-node': 'change nodes',
+  'manage-tokens': 'manage tokens',
+  'read-audit': 'read the audit log',
+};
+
+const ONLY_AN_ADMIN = 'only an admin may';
+
+/** Why a role lacks an action its row does not name. */
+const ROLE_LIMIT: Record<Role, string> = {
+  admin: 'an admin may do anything',
+  operator: ONLY_AN_ADMIN,
+  viewer: 'a viewer only reads',
+  reporter: 'a reporter only reports load (POST /api/v1/models/{name}/load)',
+};
+
+/** The action done to this target, e.g. `change the quota of team:Acme/ml`. */
+function phrase(
+  action: Action,
+  target: Target,
+  label: Label,
+  scope = target.chain[0] && label(target.chain[0]),
+) {
+  const model = `model ${target.model}`;
+  switch (action) {
+    case 'create-scope':
+      return scope ? `create a scope in ${scope}` : 'create an org';
+    case 'delete-scope':
+      return `delete ${scope}`;
+    case 'change-quota':
+      return `change the quota of ${scope}`;
+    case 'change-model':
+      return `change ${model}`;
+    case 'report-load':
+      return `report the load of ${model}`;
+    default:
+      return `${VERBS[action]} ${target.model ? model : scope}`;
+  }
+}

@@ -1,0 +1,128 @@
+import type { Command } from './command.ts';
+import { UsageError } from './errors.ts';
+import { table } from './output.ts';
+
+interface Issued {
+  name: string;
+  role: string;
+  scope: string | null;
+  token: string;
+}
+
+interface TokenRow {
+  name: string;
+  role: string;
+  scope: string | null;
+  scope_name: string | null;
+  models: string[] | null;
+  created_by: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `30d` from now as an RFC 3339 timestamp; units m, h, d, w. */
+function expiresAt(text: string, now = Date.now()): string {
+  const match = /^(\d{1,6})([mhdw])$/.exec(text.trim());
+  if (!match || Number(match[1]) === 0) {
+    throw new UsageError(`--expires-in ${text}: give a count and a unit m, h, d or w, e.g. 30d`);
+  }
+  return new Date(now + Number(match[1]) * UNIT_MS[match[2]]).toISOString();
+}
+
+const ROLES_HELP = [
+  'ROLE is one of:',
+  '  admin     everything: nodes, tokens, any quota, the audit log',
+  '  operator  projects, quotas and models beneath --scope (models owned by the scope itself too)',
+  '  viewer    reads only; with --scope, only that subtree',
+  '  reporter  only reports load (model load); with --models or --scope, only for those models',
+].join('\n');
+
+export const TOKEN_COMMANDS: Command[] = [
+  {
+    path: 'token create',
+    summary: 'Make a bearer token and print its secret, this once (admins only).',
+    details: `${ROLES_HELP}\nThe secret goes to stdout alone, so it can be captured; it is kept nowhere.`,
+    options: {
+      name: {
+        type: 'string',
+        value: 'NAME',
+        description: 'who uses it (recorded as updated_by)',
+        required: true,
+      },
+      role: {
+        type: 'string',
+        value: 'ROLE',
+        description: 'admin, operator, viewer or reporter',
+        required: true,
+      },
+      scope: {
+        type: 'string',
+        value: 'SCOPE',
+        description: "the operator's scope, or a viewer's or reporter's subtree",
+      },
+      models: { type: 'string', value: 'A,B', description: 'the only models a reporter reports for' },
+      'expires-in': {
+        type: 'string',
+        value: 'DURATION',
+        description: 'e.g. 90m, 12h, 30d, 4w; default never',
+      },
+    },
+    examples: [
+      'llmgw ctl token create --name ml-ops --role operator --scope team:Acme/ml --expires-in 30d',
+      'llmgw ctl token create --name gw-1 --role reporter --models chat,code',
+      'export LLMGW_TOKEN=$(llmgw ctl token create --name dana --role viewer --scope org:Acme)',
+    ],
+    async run(ctx, input) {
+      const { name, role, scope, models } = input.values as Record<string, string | undefined>;
+      const expiresIn = input.values['expires-in'] as string | undefined;
+      const body = {
+        name,
+        role,
+        ...(scope === undefined ? {} : { scope }),
+        ...(models === undefined ? {} : { models: models.split(',').map((m) => m.trim()) }),
+        ...(expiresIn === undefined ? {} : { expires_at: expiresAt(expiresIn) }),
+      };
+      const { body: issued } = await ctx.api().call<Issued>('POST', '/tokens', body);
+      if (ctx.out.format === 'table') {
+        ctx.out.note(`created token ${issued.name} (${issued.role}); its secret is shown this once:`);
+      }
+      ctx.out.show(issued, () => issued.token);
+    },
+  },
+  {
+    path: 'token list',
+    summary: 'List tokens: name, role, scope, models, expiry (never their secrets).',
+    examples: ['llmgw ctl token list'],
+    async run(ctx) {
+      const tokens = await ctx.api().get<TokenRow[]>('/tokens');
+      ctx.out.show(tokens, () =>
+        table(
+          ['NAME', 'ROLE', 'SCOPE', 'MODELS', 'EXPIRES_AT', 'CREATED_BY', 'CREATED_AT'],
+          tokens.map((t) => [
+            t.name,
+            t.role,
+            t.scope_name ?? t.scope,
+            t.models?.join(','),
+            t.expires_at,
+            t.created_by,
+            t.created_at,
+          ]),
+          'no tokens',
+        ),
+      );
+    },
+  },
+  {
+    path: 'token revoke',
+    args: 'NAME',
+    positionals: { min: 1, max: 1 },
+    summary: 'Revoke a token: it stops working at once.',
+    examples: ['llmgw ctl token revoke gw-1'],
+    async run(ctx, { positionals: [name] }) {
+      const { body } = await ctx.api().call('DELETE', `/tokens/${encodeURIComponent(name)}`);
+      ctx.out.show(body, () => `revoked token ${name}`);
+    },
+  },
+];

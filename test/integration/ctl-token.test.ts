@@ -1,0 +1,107 @@
+// `llmgw ctl token create|list|revoke` against a real API: the secret printed once (alone on stdout, so
+// it can be captured), listed never, revoked at once; --expires-in and refusals.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+
+describe('llmgw ctl token', () => {
+  let stack: Stack;
+  const ctl = (...argv: string[]) =>
+    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
+  before(async () => {
+    stack = await startStack();
+    assert.equal((await stack.call('POST', '/api/v1/orgs', { name: 'Acme' })).status, 201);
+    assert.equal((await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'ml' })).status, 201);
+  });
+  after(() => stack.stop());
+
+  it('creates a token and prints its secret alone on stdout, which then lets its holder in', async () => {
+    const made = await ctl(
+      'token',
+      'create',
+      '--name',
+      'dana',
+      '--role',
+      'viewer',
+      '--scope',
+      'team:Acme/ml',
+    );
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /^llmgw_[\w-]{43}\n$/);
+    assert.equal(made.stderr, 'created token dana (viewer); its secret is shown this once:\n');
+    const secret = made.stdout.trim();
+    const teams = await runCtlCapturing(['--server', stack.url, 'team', 'list', '-o', 'json'], {
+      LLMGW_TOKEN: secret,
+    });
+    assert.equal(teams.code, 0, teams.stderr);
+    assert.deepEqual(
+      JSON.parse(teams.stdout).map((t: { path: string }) => t.path),
+      ['Acme/ml'],
+    );
+  });
+
+  it('-o json gives name, role, scope and token; --models and --expires-in reach the server', async () => {
+    const made = await ctl(
+      'token',
+      'create',
+      '--name',
+      'gw-1',
+      '--role',
+      'reporter',
+      '--models',
+      'chat, code',
+      '--expires-in',
+      '30d',
+      '-o',
+      'json',
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const body = JSON.parse(made.stdout);
+    assert.deepEqual(Object.keys(body).sort(), ['name', 'role', 'scope', 'token']);
+    assert.deepEqual([body.name, body.role, body.scope], ['gw-1', 'reporter', null]);
+    const listed = JSON.parse((await ctl('token', 'list', '-o', 'json')).stdout);
+    const gw = listed.find((t: { name: string }) => t.name === 'gw-1');
+    assert.deepEqual(gw.models, ['chat', 'code']);
+    const days = (Date.parse(gw.expires_at) - Date.now()) / 86_400_000;
+    assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
+    assert.ok(!JSON.stringify(listed).includes(body.token), 'the list never holds a secret');
+  });
+
+  it('lists tokens as a table and revokes one', async () => {
+    const list = await ctl('token', 'list');
+    assert.equal(list.code, 0, list.stderr);
+    const [header, ...rows] = list.stdout.trimEnd().split('\n');
+    assert.match(header, /^NAME\s+ROLE\s+SCOPE\s+MODELS\s+EXPIRES_AT\s+CREATED_BY\s+CREATED_AT$/);
+    assert.ok(
+      rows.some((row) => /^dana\s+viewer\s+Acme \/ ml\s+-\s+-\s+bootstrap\s/.test(row)),
+      rows.join('\n'),
+    );
+    const revoked = await ctl('token', 'revoke', 'dana');
+    assert.deepEqual([revoked.code, revoked.stdout], [0, 'revoked token dana\n']);
+    const again = await ctl('token', 'revoke', 'dana');
+    assert.deepEqual([again.code, again.stderr], [1, 'there is no token "dana"\n']);
+  });
+
+  it('exits 2 on a duration it cannot read, and 1 with the sentence when the server refuses', async () => {
+    for (const bad of ['30', '30x', '0d', '1.5d', 'soon']) {
+      const run = await ctl('token', 'create', '--name', 'x', '--role', 'viewer', '--expires-in', bad);
+      assert.equal(run.code, 2, bad);
+      assert.match(run.stderr, /--expires-in .*: give a count and a unit m, h, d or w, e\.g\. 30d/);
+    }
+    const missing = await ctl('token', 'create', '--role', 'viewer');
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /token create needs --name/);
+    const noScope = await ctl('token', 'create', '--name', 'op', '--role', 'operator');
+    assert.deepEqual(
+      [noScope.code, noScope.stderr],
+      [1, 'an operator token needs a scope: the one it manages beneath\n'],
+    );
+    const viewer = await stack.token({ name: 'eve', role: 'viewer' });
+    const refused = await runCtlCapturing(['--server', stack.url, '--token', viewer, 'token', 'list']);
+    assert.deepEqual(
+      [refused.code, refused.stderr],
+      [1, 'a viewer may not manage tokens: a viewer only reads\n'],
+    );
+  });
+});
