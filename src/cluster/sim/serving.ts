@@ -6,8 +6,8 @@ import { listReplicas, setEndpoint } from '../../store/replicas.ts';
 import type { LoadSignals } from '../../workflows/load-signals.ts';
 import { type SimEngine, startSimEngine } from './engine.ts';
 
-/** How often the replicas report their own load, like an agent scraping vLLM's /metrics. */
-const REPORT_EVERY_MS = 1000;
+/** How often engines are started or stopped and replicas report their own load (an agent's scrape period). */
+const SYNC_EVERY_MS = 1000;
 
 const number = (value: unknown, fallback: number) =>
   typeof value === 'number' && value >= 0 ? value : fallback;
@@ -25,7 +25,7 @@ const seedOf = (id: string) => [...id].reduce((hash, ch) => (hash * 31 + ch.char
  */
 export class SimServing {
   private readonly engines = new Map<string, { engine: SimEngine; model: string }>();
-  private reportedAt = 0;
+  private syncedAt = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -35,6 +35,9 @@ export class SimServing {
 
   /** Starts engines for running replicas, stops those of replicas that stopped, and reports load. */
   async sync(now = Date.now()): Promise<void> {
+    // The cluster ticks five times a second; reading every replica that often would load the store for nothing.
+    if (now - this.syncedAt < SYNC_EVERY_MS) return;
+    this.syncedAt = now;
     const models = new Map((await listModels(this.sql)).map((model) => [model.name, model]));
     const running = (await listReplicas(this.sql, { activeOnly: true })).filter(
       (r) =>
@@ -64,12 +67,9 @@ export class SimServing {
       this.engines.set(replica.id, { engine, model: model.name });
       await setEndpoint(this.sql, replica.id, `${engine.url}/v1`);
     }
-    if (now - this.reportedAt >= REPORT_EVERY_MS) {
-      this.reportedAt = now;
-      await Promise.all(
-        [...this.engines].map(([id, { engine, model }]) => this.report(id, engine, models.get(model))),
-      );
-    }
+    await Promise.all(
+      [...this.engines].map(([id, { engine, model }]) => this.report(id, engine, models.get(model))),
+    );
   }
 
   private async report(id: string, engine: SimEngine, model: Model | undefined) {
