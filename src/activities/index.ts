@@ -53,6 +53,18 @@ export function createActivities(deps: ActivityDeps) {
     return { now: at, settings: config.policy, ...policy, ...live };
   };
 
+  /**
+   * Marks replicas draining and has the driver drain every one that is: a retry after the driver failed
+   * drains again the replicas an earlier attempt already marked.
+   */
+  const drain = async (replicaIds: readonly string[], reason: string) => {
+    for (const id of replicaIds) {
+      await transition(sql, id, ['pending', 'starting', 'ready'], 'draining', reason);
+      const replica = await getReplica(sql, id);
+      if (replica?.state === 'draining') await driver.drain(replica);
+    }
+  };
+
   return {
     /** Reads the state (the quota policy from the cache) and decides one step for the model. */
     async planPass(input: {
@@ -112,32 +124,17 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Drains replicas (scale-down); each stops after its grace period. */
     async drainReplicas(input: { replicaIds: string[]; reason: string }) {
-      await guarded(async () => {
-        for (const id of input.replicaIds) {
-          await transition(sql, id, ['pending', 'starting', 'ready'], 'draining', input.reason);
-          const replica = await getReplica(sql, id);
-          if (replica?.state === 'draining') await driver.drain(replica);
-        }
-      });
+      await guarded(() => drain(input.replicaIds, input.reason));
     },
 
     /** Drains every replica of a deleted model; removes the model once none holds room. True when gone. */
     async drainModel(input: { model: string }) {
       return guarded(async () => {
         const active = await listReplicas(sql, { model: input.model, activeOnly: true });
-        for (const replica of active) {
-          if (
-            await transition(
-              sql,
-              replica.id,
-              ['pending', 'starting', 'ready'],
-              'draining',
-              'the model was deleted',
-            )
-          ) {
-            await driver.drain(replica);
-          }
-        }
+        await drain(
+          active.map((replica) => replica.id),
+          'the model was deleted',
+        );
         return removeModel(sql, input.model);
       });
     },

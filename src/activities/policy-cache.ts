@@ -15,7 +15,8 @@ export class PolicyCache {
   private value: QuotaPolicy | null = null;
   private readAt = Number.NEGATIVE_INFINITY;
   private failedAt = Number.NEGATIVE_INFINITY;
-  private reading: Promise<QuotaPolicy> | null = null;
+  /** The read under way, and when it started: what it returns is as old as that. */
+  private reading: { startedAt: number; policy: Promise<QuotaPolicy> } | null = null;
 
   constructor(
     /** Reads the policy from the store (readQuotaPolicy). */
@@ -31,12 +32,20 @@ export class PolicyCache {
     const fresh = now - this.readAt < this.refreshMs && this.readAt >= changedAt;
     const resting = now - this.failedAt < this.refreshMs;
     if (this.value && (fresh || resting)) return this.value;
-    this.reading ??= this.read().finally(() => {
-      this.reading = null;
-    });
+    // A read that started before the change may miss it: start another rather than join it.
+    if (!this.reading || this.reading.startedAt < changedAt) {
+      const reading = { startedAt: now, policy: this.read() };
+      reading.policy
+        .finally(() => {
+          if (this.reading === reading) this.reading = null;
+        })
+        .catch(() => {});
+      this.reading = reading;
+    }
+    const { startedAt, policy } = this.reading;
     try {
-      this.value = await this.reading;
-      this.readAt = now;
+      this.value = await policy;
+      this.readAt = Math.max(this.readAt, startedAt);
       this.failedAt = Number.NEGATIVE_INFINITY;
       this.events.onRead?.();
       return this.value;

@@ -4,7 +4,7 @@ import { limitSentence } from './explain.ts';
 import { isBorrowed } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
 import { canHost } from './placement.ts';
-import { add, fitsWithin, sum, zero } from './resources.ts';
+import { add, complete, fitsWithin, sum } from './resources.ts';
 import type { View } from './view.ts';
 
 /**
@@ -50,7 +50,7 @@ export function startable(view: View, modelName: string): string[] {
     const running = view.replicasOnNode(node.name).filter((r) => r.state !== 'pending');
     // Other reservations started before this one count as running once they start; pending ones do not.
     const used = sum(running.map((r) => r.resources));
-    if (fitsWithin(add(used, replica.resources), { ...zero(), ...node.capacity })) ready.push(replica.id);
+    if (fitsWithin(add(used, replica.resources), complete(node.capacity))) ready.push(replica.id);
   }
   return ready;
 }

@@ -67,7 +67,8 @@ export async function latestDecisions(sql: Sql, models: string[]): Promise<Map<s
 /** Models whose newest decision left them pending (they wait for room or a limit). */
 export async function pendingModels(sql: Sql): Promise<string[]> {
   const rows = await sql<{ model: string }[]>`
-    select model from (select distinct on (model) model, inputs from decisions order by model, id desc) newest
+    select m.name as model from models m
+    cross join lateral (select inputs from decisions where model = m.name order by id desc limit 1) newest
     where newest.inputs->>'pending' is not null`;
   return rows.map((row) => row.model);
 }

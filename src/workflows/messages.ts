@@ -30,5 +30,4 @@ export interface ReconcilerView {
 }
 export const stateQuery = defineQuery<ReconcilerView>('state');
 
-export const TASK_QUEUE = 'llmgw-reconciler';
 export const reconcilerId = (model: string) => `reconcile:${model}`;

@@ -102,7 +102,9 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
   const state = new ReconcilerState(input);
   for (const name of WAKE_SIGNALS) {
     setHandler(wakeSignals[name], () => {
-      if (name === 'quotaChanged' || name === 'measurementChanged') state.policyChangedAt = Date.now();
+      // The worker's cached quota policy (scopes, quotas, measurements) must be newer than these changes:
+      // an owner or spec change may name a scope created since the cache was read.
+      if (name !== 'loadChanged' && name !== 'replicaChanged') state.policyChangedAt = Date.now();
       state.wake();
     });
   }

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
+import { activeReplicas, FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
-import { activeReplicas, FAST, gpuNode, gpuProfile, ok, settledAt } from './support.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

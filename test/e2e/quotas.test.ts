@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { eventually, type Stack, startStack } from '../support/stack.ts';
 import {
   activeReplicas,
   decisionSaying,
@@ -10,7 +9,8 @@ import {
   gpuProfile,
   ok,
   settledAt,
-} from './support.ts';
+} from '../support/cluster.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
   let stack: Stack;
@@ -100,11 +100,11 @@ describe('quotas: limits, headroom and reclaim through the reconcilers', () => {
         'GET',
         '/api/v1/replicas?model=ml-chat',
       );
-      return replicas.filter((r) => r.model === 'ml-chat').every((r) => !r.protected);
+      return replicas.length > 0 && replicas.every((r) => !r.protected);
     });
     const tree = await ok(stack, 'GET', '/api/v1/quotas');
-    const web = tree.find((q: { name: string }) => q.name === 'Acme / ml');
-    assert.equal(web.holds.gpus, 0, 'team ml holds nothing once ml-chat moved');
+    const ml = tree.find((q: { name: string }) => q.name === 'Acme / ml');
+    assert.equal(ml.holds.gpus, 0, 'team ml holds nothing once ml-chat moved');
   });
 });
 
@@ -145,13 +145,12 @@ describe('concurrent reservations', () => {
         )
           .filter((r) => r.state !== 'stopped' && r.state !== 'failed')
           .reduce((total, r) => total + r.resources.gpus, 0);
-        most = Math.max(most, held);
-        assert.ok(held <= 10, `org Tight holds ${held} GPUs, over its limit of 10`);
+        most = Math.max(most, held); // checked after the wait: a throw in here would only be retried
         const quotas = await ok<{ holds: { gpus: number } }[]>(stack, 'GET', '/api/v1/quotas');
         return held === 10 && quotas[0].holds.gpus === 10;
       },
       60_000,
     );
-    assert.equal(most, 10);
+    assert.equal(most, 10, `org Tight held at most ${most} GPUs at any look; its limit is 10`);
   });
 });

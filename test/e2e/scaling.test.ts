@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { eventually, type Stack, startStack } from '../support/stack.ts';
 import {
   activeReplicas,
   decisionSaying,
@@ -10,7 +9,8 @@ import {
   gpuProfile,
   ok,
   settledAt,
-} from './support.ts';
+} from '../support/cluster.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 /** Through the HTTP API only, against the real worker, Temporal dev server and Postgres. */
 describe('a model is kept at the replicas its load needs', () => {

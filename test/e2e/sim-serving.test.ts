@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { decisionSaying, FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
-import { decisionSaying, FAST, gpuNode, gpuProfile, ok, settledAt } from './support.ts';
 
 describe('simulated replicas serve an engine and report their own load', () => {
   let stack: Stack;

@@ -459,7 +459,7 @@ describe('quotas API', () => {
       assert.equal(orgNode.children.length, 1);
       const teamNode = orgNode.children[0];
       assert.equal(teamNode.scope, `team:${t.id}`);
-      assert.equal(teamNode.path, 'Holdco / ml');
+      assert.equal(teamNode.path, 'Holdco/ml');
       assert.deepEqual(teamNode.quota, { guarantee: { gpus: 4 } });
       assert.deepEqual(teamNode.holds, { gpus: 8, cores: 8, memory_gib: 336 });
       assert.deepEqual(teamNode.borrowed, { gpus: 4, cores: 8, memory_gib: 176 });

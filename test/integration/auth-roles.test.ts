@@ -283,7 +283,7 @@ describe('bearer tokens and roles', () => {
     const tree = (await stack.call('GET', '/api/v1/tree', undefined, bearer(web))).body;
     assert.deepEqual(
       tree.map((n: any) => [n.path, n.children.length]),
-      [['Acme / web', 0]],
+      [['Acme/web', 0]],
     );
   });
 

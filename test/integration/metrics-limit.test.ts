@@ -1,10 +1,10 @@
 // Scopes driven to their limits through the API with a worker: /metrics shows what GET /api/v1/quotas
 // reports, the models the limits block, and the reconcilers' counters; a lone worker serves its own.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../../src/cli/dev/ports.ts';
 import { DIMENSIONS } from '../../src/domain/resources.ts';
-import { decisionSaying, FAST, gpuNode, gpuProfile, ok, settledAt } from '../e2e/support.ts';
+import { decisionSaying, FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 interface Sample {
@@ -31,14 +31,6 @@ function parseMetrics(text: string): Sample[] {
 
 const find = (samples: Sample[], name: string, labels: Record<string, string>) =>
   samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface QuotaRow {
   scope: string;

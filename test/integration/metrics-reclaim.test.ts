@@ -1,6 +1,6 @@
 // A scope within its guarantee reclaims a borrowed replica: the worker counts it by both scopes.
 import { after, before, describe, it } from 'node:test';
-import { FAST, gpuNode, gpuProfile, ok, settledAt } from '../e2e/support.ts';
+import { FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 describe('metrics of a reclaim', () => {

@@ -94,4 +94,20 @@ describe('the cached quota policy', () => {
     await Promise.all([r.cache.get(), r.cache.get(), r.cache.get()]);
     assert.equal(r.reads.length, 1);
   });
+
+  it('does not take a read that started before a change for one made after it', async () => {
+    const r = rig();
+    await r.cache.get();
+    let release: (policy: QuotaPolicy) => void = () => {};
+    r.answers(() => new Promise((resolve) => (release = resolve)));
+    r.advance(31_000);
+    const early = r.cache.get(); // a read starts
+    r.advance(10);
+    r.answers(async () => policy(4));
+    const late = r.cache.get(r.now()); // a change signal arrives while that read is under way
+    release(policy(16));
+    assert.deepEqual((await early).quotas[0].limit, { gpus: 16 });
+    assert.deepEqual((await late).quotas[0].limit, { gpus: 4 }, 'the change is seen');
+    assert.equal(r.reads.length, 3);
+  });
 });

@@ -66,7 +66,8 @@ export function nodesRouter(deps: ApiDeps) {
       const { name } = c.req.valid('param');
       const input = c.req.valid('json');
       const held = sum((await listReplicas(sql, { node: name, activeOnly: true })).map((r) => r.resources));
-      const short = exceeding(held, input.capacity);
+      // An absent dimension is no capacity at all (placement reads it as 0), so it is compared as 0.
+      const short = exceeding(held, complete(input.capacity));
       if (short) {
         throw new Conflict(
           `node ${name}'s replicas hold ${formatResources({ [short]: held[short] })}, more than the capacity given`,

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
-import { displayName } from '../../domain/scope-names.ts';
+import { scopeSegments } from '../../domain/scope-names.ts';
 import { complete } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
@@ -72,7 +72,7 @@ export function treeRouter(deps: ApiDeps) {
           kind: scope.kind,
           id: scope.id,
           name: scope.name,
-          path: displayName(scopes, scope.key),
+          path: scopeSegments(scopes, scope.key).join('/'),
           quota: quota ? { guarantee: quota.guarantee, limit: quota.limit } : null,
           holds: complete(perScope.get(scope.key)?.holds ?? {}),
           borrowed: complete(perScope.get(scope.key)?.borrowed ?? {}),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { eventually, type Stack } from '../support/stack.ts';
+import { eventually, type Stack } from './stack.ts';
 
 /** Fast clocks so a scale-down window, a drain and a resync take a second or two. */
 export const FAST = {
