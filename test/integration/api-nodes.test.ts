@@ -89,6 +89,12 @@ describe('cluster API', () => {
         409,
         /hold 300 GiB/,
       );
+      // A dimension left out is no capacity at all: leaving out the GPUs its replicas hold is refused too.
+      assertError(
+        await putNode('gpu-3', { capacity: { cores: 64, memory_gib: 512 } }),
+        409,
+        "node gpu-3's replicas hold 4 GPUs, more than the capacity given",
+      );
       assert.deepEqual(await nodeOf('gpu-3'), before);
       // Down to exactly what they hold is fine.
       assert.equal(
