@@ -5,14 +5,13 @@ import type { Decision } from '../domain/decision.ts';
 import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { decideModel } from '../policy/decide.ts';
-import { startable } from '../policy/reservation.ts';
 import { buildView } from '../policy/view.ts';
 import type { Sql } from '../store/db.ts';
 import { guarded } from '../store/db.ts';
 import { recordDecision } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
-import { reserve } from '../store/reservations.ts';
+import { admitStart, reserve } from '../store/reservations.ts';
 import { readLiveState } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
@@ -33,7 +32,7 @@ export interface PassPlan {
   deleting: boolean;
   owner: string | null;
   decision: Decision;
-  /** Reserved replicas of the model that may start now. */
+  /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
   resyncMs: number;
@@ -86,7 +85,10 @@ export function createActivities(deps: ActivityDeps) {
           deleting: model.deleting ?? false,
           owner: model.owner,
           decision,
-          startable: startable(view, model.name),
+          startable: view
+            .replicasOfModel(model.name)
+            .filter((r) => r.state === 'pending')
+            .map((r) => r.id),
           backedOffUntil: backoff,
           resyncMs: config.resyncMs,
         };
@@ -114,11 +116,16 @@ export function createActivities(deps: ActivityDeps) {
       return reservation;
     },
 
-    /** Starts a reserved replica through the driver; nothing happens when it already started. */
+    /**
+     * Starts a reserved replica through the driver once its node admits it (what runs and what was
+     * reserved before it leave it room); true when it is starting. Not yet is a normal answer: the
+     * reconciler is woken when room frees on the node.
+     */
     async startReplica(input: { replicaId: string }) {
-      await guarded(async () => {
-        const replica = await getReplica(sql, input.replicaId);
-        if (replica?.state === 'pending') await driver.start(replica);
+      return guarded(async () => {
+        const admission = await admitStart(sql, input.replicaId);
+        if (admission.admitted) await driver.start(admission.replica);
+        return admission.admitted;
       });
     },
 

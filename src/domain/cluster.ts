@@ -15,6 +15,8 @@ export type ReplicaState = (typeof REPLICA_STATES)[number];
 
 /** Replicas in these states hold their resources (POLICY.md: from placed until stopped). */
 export const ACTIVE_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready', 'draining'];
+/** Replicas in these states run an engine on their node: what the machine itself must hold. */
+export const RUNNING_STATES: readonly ReplicaState[] = ['starting', 'ready', 'draining'];
 /** Replicas in these states count toward a model's capacity at SLO. */
 export const SERVING_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready'];
 

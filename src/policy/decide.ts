@@ -84,9 +84,13 @@ function addReplica(
     return { ...placed, action: 'place', node: choice.node, reason };
   }
   const { plan } = choice;
+  const taken =
+    plan.victims.length > 0
+      ? `reclaimed ${replicas(plan.victims.length, 'borrowed ')} on ${plan.node}`
+      : `reserved the room draining replicas free on ${plan.node}`;
   const reason =
-    `${up.why}; reclaimed ${replicas(plan.victims.length, 'borrowed ')} on ${plan.node} ` +
-    `for ${scopeLabel(view, plan.for)} (within ${standing(view, plan.for, 'guarantee')}) to place ${profile.name}`;
+    `${up.why}; ${taken} for ${scopeLabel(view, plan.for)} ` +
+    `(within ${standing(view, plan.for, 'guarantee')}) to place ${profile.name}`;
   return {
     ...placed,
     action: 'reclaim',

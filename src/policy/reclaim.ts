@@ -53,6 +53,29 @@ const relieves = (r: Resources, room: Resources, need: Resources): boolean =>
   DIMENSIONS.some((d) => (r[d] ?? 0) > 0 && (need[d] ?? 0) > (room[d] ?? 0));
 
 /**
+ * A victim is spare when the other victims, with the room the node has once its draining replicas
+ * stopped, already free enough for `need`: a reclaim never takes one.
+ */
+export function isSpareVictim<T extends { resources: Resources }>(
+  need: Resources,
+  room: Resources,
+  victims: readonly T[],
+  victim: T,
+): boolean {
+  const rest = sum(victims.filter((v) => v !== victim).map((v) => v.resources));
+  return fitsWithin(need, add(room, rest));
+}
+
+/** Drops spare victims, last taken first, so that no proper subset of those left frees enough room. */
+function withoutSpares(need: Resources, room: Resources, victims: readonly Replica[]): Replica[] {
+  let kept = [...victims];
+  for (const victim of [...victims].reverse()) {
+    if (isSpareVictim(need, room, kept, victim)) kept = kept.filter((v) => v !== victim);
+  }
+  return kept;
+}
+
+/**
  * Reclaim plans, best first:
  * 1. fewest victims;
  * 2. least victim resources (GPUs first, then cores, then memory);
@@ -70,11 +93,15 @@ function comparePlans(a: { node: string; victims: Replica[]; freed: Resources },
  * Where and whom to reclaim for a new replica of the profile when no node has room, or null when the
  * owner is not within its guarantee or no node can be freed by borrowed replicas alone.
  *
- * Victims are borrowed replicas of other models that are not already draining (a draining replica's
- * room is spoken for). On each ready node with the right GPU model the victims are taken greedily in
- * victim order, each only if it frees a dimension still short, until the replica fits; the plan with
- * the fewest victims (then the least victim resources) wins. Greedy per node keeps a pass linear in
- * the replicas; it may miss a smaller set that skips the preferred victims, which the order accepts.
+ * Room is counted as it will be once the node's draining replicas have stopped: their room frees
+ * anyway, so draining more for it would preempt for nothing (reservations already made there count,
+ * and the new replica starts only when what runs leaves it room). Victims are borrowed replicas of
+ * other models that are not already draining. On each ready node with the right GPU model the victims
+ * are taken greedily in victim order, each only if it frees a dimension still short, until the replica
+ * fits; then victims that the others make spare are dropped. The plan with the fewest victims (then
+ * the least victim resources) wins; a node whose draining replicas free enough needs none. Greedy per
+ * node keeps a pass linear in the replicas; it may miss a smaller set that skips the preferred
+ * victims, which the order accepts.
  */
 export function planReclaim(view: View, model: Model, profile: Profile): ReclaimPlan | null {
   const forScope = reclaimingScope(view, model.owner, profile.resources);
@@ -88,15 +115,17 @@ export function planReclaim(view: View, model: Model, profile: Profile): Reclaim
       .replicasOnNode(node.name)
       .filter((r) => r.state !== 'draining' && r.model !== model.name && isBorrowed(view, r.id))
       .sort(order);
-    let room = view.free(node.name);
-    const victims: Replica[] = [];
+    const afterDrains = view.freeAfterDrains(node.name);
+    let room = afterDrains;
+    const taken: Replica[] = [];
     for (const candidate of candidates) {
       if (fitsWithin(need, room)) break;
       if (!relieves(candidate.resources, room, need)) continue;
-      victims.push(candidate);
+      taken.push(candidate);
       room = add(room, candidate.resources);
     }
     if (!fitsWithin(need, room)) continue;
+    const victims = withoutSpares(need, afterDrains, taken);
     const plan = { node: node.name, victims, freed: sum(victims.map((v) => v.resources)) };
     if (!best || comparePlans(plan, best) < 0) best = plan;
   }

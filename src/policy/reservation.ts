@@ -1,16 +1,18 @@
-import { SERVING_STATES } from '../domain/cluster.ts';
+import { type ClusterNode, type Replica, RUNNING_STATES, SERVING_STATES } from '../domain/cluster.ts';
 import type { Decision } from '../domain/decision.ts';
 import { limitSentence } from './explain.ts';
 import { isBorrowed } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
 import { canHost } from './placement.ts';
-import { add, complete, fitsWithin, sum } from './resources.ts';
+import { isSpareVictim } from './reclaim.ts';
+import { add, complete, exceeding, fitsWithin, formatResources, sum } from './resources.ts';
 import type { View } from './view.ts';
 
 /**
  * Re-checks a place or reclaim decision on a fresh view taken under the reservation lock, so that two
  * models deciding at once never overrun a limit or a node. Returns why it may not happen, or null.
- * A refusal is a normal outcome: the reconciler plans again.
+ * A refusal is a normal outcome: the reconciler plans again. A reclaim planned on an older view is
+ * refused when one of its victims is no longer needed (room freed since): it would preempt for nothing.
  */
 export function reservationRefusal(view: View, decision: Decision): string | null {
   const model = view.models.get(decision.model);
@@ -25,32 +27,43 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   const block = blockingLimit(view, model.owner, profile.resources);
   if (block) return limitSentence(view, block, profile.resources);
 
-  const victims = decision.victims ?? [];
+  if (decision.action !== 'reclaim') {
+    return fitsWithin(profile.resources, view.free(node.name))
+      ? null
+      : `node ${node.name} no longer has room for ${profile.name}`;
+  }
   const active = new Map(view.replicasOnNode(node.name).map((r) => [r.id, r]));
-  for (const victim of victims) {
+  const victims: Replica[] = [];
+  for (const victim of decision.victims ?? []) {
     const replica = active.get(victim.replica);
     if (!replica || replica.state === 'draining') return `victim ${victim.replica} is no longer running`;
     if (!isBorrowed(view, victim.replica)) return `victim ${victim.replica} is now protected by a guarantee`;
+    victims.push(replica);
   }
-  const room = add(view.free(node.name), sum(victims.map((v) => active.get(v.replica)!.resources)));
-  if (!fitsWithin(profile.resources, room)) return `node ${node.name} no longer has room for ${profile.name}`;
-  return null;
+  const room = view.freeAfterDrains(node.name);
+  if (!fitsWithin(profile.resources, add(room, sum(victims.map((v) => v.resources))))) {
+    return `node ${node.name} no longer has room for ${profile.name}`;
+  }
+  const spare = victims.find((v) => isSpareVictim(profile.resources, room, victims, v));
+  return spare ? `victim ${spare.id} is no longer needed on node ${node.name}` : null;
 }
 
 /**
- * Reserved replicas of a model that may start now: their node's starting, ready and draining replicas
- * leave room for them. A replica reserved by a reclaim waits here until its victims have stopped.
+ * Why a reserved replica may not start yet, or null. What runs on its node (starting, ready, draining)
+ * and what was reserved there before it, with it, must fit the node: a replica reserved by a reclaim
+ * waits until its victims have stopped, and two reservations never start into the same room.
+ * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave).
  */
-export function startable(view: View, modelName: string): string[] {
-  const ready: string[] = [];
-  for (const replica of view.replicasOfModel(modelName)) {
-    if (replica.state !== 'pending') continue;
-    const node = view.nodes.get(replica.node);
-    if (!node) continue;
-    const running = view.replicasOnNode(node.name).filter((r) => r.state !== 'pending');
-    // Other reservations started before this one count as running once they start; pending ones do not.
-    const used = sum(running.map((r) => r.resources));
-    if (fitsWithin(add(used, replica.resources), complete(node.capacity))) ready.push(replica.id);
-  }
-  return ready;
+export function startRefusal(
+  node: ClusterNode,
+  onNode: readonly Replica[],
+  replicaId: string,
+): string | null {
+  const at = onNode.findIndex((r) => r.id === replicaId);
+  if (at < 0) return `replica ${replicaId} holds no room on node ${node.name}`;
+  const runsOrAhead = onNode.filter((r, i) => RUNNING_STATES.includes(r.state) || i <= at);
+  const used = sum(runsOrAhead.map((r) => r.resources));
+  const short = exceeding(used, complete(node.capacity));
+  if (!short) return null;
+  return `node ${node.name} has no room yet: what runs and what was reserved before ${replicaId} would hold ${formatResources({ [short]: used[short] })} of ${formatResources({ [short]: complete(node.capacity)[short] })}`;
 }

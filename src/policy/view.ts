@@ -42,6 +42,11 @@ export interface View {
    * Negative while victims of a reclaim drain next to the replica reserved in their place.
    */
   free(node: string): Resources;
+  /**
+   * Capacity minus what the node's pending, starting and ready replicas hold: its room once its
+   * draining replicas have stopped. Never negative while reservations keep within it.
+   */
+  freeAfterDrains(node: string): Resources;
   /** Org `Acme`, team `Acme / ml`, project `Acme/ml/training`. */
   displayName(key: ScopeKey): string;
 }
@@ -87,9 +92,13 @@ export function buildView(snapshot: Snapshot): View {
   }
 
   const free = new Map<string, Resources>();
+  const freeAfterDrains = new Map<string, Resources>();
   for (const node of snapshot.nodes) {
-    const held = sum((byNode.get(node.name) ?? NONE).map((r) => r.resources));
-    free.set(node.name, subtract(complete(node.capacity), held));
+    const onNode = byNode.get(node.name) ?? NONE;
+    const capacity = complete(node.capacity);
+    free.set(node.name, subtract(capacity, sum(onNode.map((r) => r.resources))));
+    const staying = onNode.filter((r) => r.state !== 'draining');
+    freeAfterDrains.set(node.name, subtract(capacity, sum(staying.map((r) => r.resources))));
   }
 
   const chains = new Map<ScopeKey, readonly ScopeKey[]>();
@@ -128,6 +137,7 @@ export function buildView(snapshot: Snapshot): View {
     replicasOnNode: (node) => byNode.get(node) ?? NONE,
     measurementsOf: (model) => measurements.get(model) ?? NO_MEASUREMENTS,
     free: (node) => free.get(node) ?? zero(),
+    freeAfterDrains: (node) => freeAfterDrains.get(node) ?? zero(),
     displayName: (key) => {
       let name = names.get(key);
       if (name === undefined) {

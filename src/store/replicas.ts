@@ -1,5 +1,5 @@
 import type { Replica, ReplicaState } from '../domain/cluster.ts';
-import type { Sql } from './db.ts';
+import type { Db, Sql } from './db.ts';
 
 type ReplicaRow = Omit<Replica, 'created_at'> & { created_at: Date };
 const toReplica = (row: ReplicaRow): Replica => ({ ...row, created_at: row.created_at.getTime() });
@@ -15,9 +15,11 @@ export interface ReplicaFilter {
   state?: ReplicaState;
   /** Only replicas that hold room (not stopped, not failed). */
   activeOnly?: boolean;
+  /** In the order they were reserved, instead of oldest first. */
+  inReservationOrder?: boolean;
 }
 
-export async function listReplicas(sql: Sql, filter: ReplicaFilter = {}): Promise<Replica[]> {
+export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
     select id, model, profile, node, resources, state, created_at, endpoint from replicas
     where true
@@ -25,7 +27,7 @@ export async function listReplicas(sql: Sql, filter: ReplicaFilter = {}): Promis
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.activeOnly ? sql`and state not in ('stopped', 'failed')` : sql``}
-    order by created_at, id`;
+    ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
 }
 
@@ -34,7 +36,7 @@ export async function listReplicas(sql: Sql, filter: ReplicaFilter = {}): Promis
  * returns whether it moved.
  */
 export async function transition(
-  sql: Sql,
+  sql: Db,
   id: string,
   from: readonly ReplicaState[],
   to: ReplicaState,
@@ -54,7 +56,7 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
   return rows.map((row) => ({ profile: row.profile, state: row.state, at: row.at.getTime() }));
 }
 
-export async function getReplica(sql: Sql, id: string): Promise<Replica | undefined> {
+export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {
   const [row] = await sql<ReplicaRow[]>`
     select id, model, profile, node, resources, state, created_at, endpoint from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;

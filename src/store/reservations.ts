@@ -1,10 +1,12 @@
+import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Decision } from '../domain/decision.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import { scopeLabel } from '../policy/explain.ts';
-import { reservationRefusal } from '../policy/reservation.ts';
+import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
 import { buildView } from '../policy/view.ts';
-import type { Sql } from './db.ts';
+import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
+import { getReplica, listReplicas, transition } from './replicas.ts';
 import { readSnapshot } from './snapshot.ts';
 
 // Every reservation takes this lock, so each one sees the ones before it.
@@ -45,5 +47,32 @@ export async function reserve(
       await recordNote(tx, victim.model, 'reclaimed', note, victim.replica);
     }
     return { reserved: true };
+  });
+}
+
+export type Admission = { admitted: true; replica: Replica } | { admitted: false; why: string };
+
+/**
+ * Lets a reserved replica start when what runs on its node and what was reserved there before it fit
+ * (policy/reservation.ts), and marks it starting, in one transaction that holds the node's row lock:
+ * two starts on a node never both see the same room. A replica already starting is admitted again,
+ * so a retried activity hands it to the driver once more; not yet is a normal answer.
+ */
+export async function admitStart(sql: Sql, replicaId: string): Promise<Admission> {
+  return transaction(sql, async (tx): Promise<Admission> => {
+    const [row] = await tx<{ node: string }[]>`select node from replicas where id = ${replicaId}`;
+    if (!row) return { admitted: false, why: `there is no replica ${replicaId}` };
+    const [node] = await tx<ClusterNode[]>`
+      select name, capacity, gpu_model, labels, state from nodes where name = ${row.node} for update`;
+    if (!node) return { admitted: false, why: `node ${row.node} is gone` };
+    const replica = (await getReplica(tx, replicaId))!;
+    if (replica.state === 'starting') return { admitted: true, replica };
+    if (replica.state !== 'pending')
+      return { admitted: false, why: `replica ${replicaId} is ${replica.state}` };
+    const onNode = await listReplicas(tx, { node: node.name, activeOnly: true, inReservationOrder: true });
+    const why = startRefusal(node, onNode, replicaId);
+    if (why) return { admitted: false, why };
+    await transition(tx, replicaId, ['pending'], 'starting');
+    return { admitted: true, replica: { ...replica, state: 'starting' } };
   });
 }

@@ -146,6 +146,14 @@ export async function startStack(
 
 const quiet = { info() {}, warn() {}, error: console.error };
 
+/** A fresh, migrated database in the shared Postgres, for tests of the store alone. */
+export async function freshStore(): Promise<Sql> {
+  const services = await sharedServices();
+  const sql = connect(await createDatabase(services.databaseUrl, `t_${newId()}`));
+  await migrate(sql);
+  return sql;
+}
+
 /** Creates a database next to the one `adminUrl` names and returns its URL. */
 async function createDatabase(adminUrl: string, database: string): Promise<string> {
   const admin = connect(adminUrl, { max: 1 });

@@ -1,5 +1,4 @@
 import type { Sql } from '../../store/db.ts';
-import { transition } from '../../store/replicas.ts';
 import type { Reconcilers } from '../../workflows/client.ts';
 import type { ClusterDriver } from '../driver.ts';
 import type { SimServing } from './serving.ts';
@@ -32,8 +31,8 @@ export class SimCluster implements ClusterDriver {
     private readonly serving: SimServing | null = null,
   ) {}
 
-  async start(replica: { id: string }): Promise<void> {
-    await transition(this.sql, replica.id, ['pending'], 'starting');
+  async start(): Promise<void> {
+    // The replica is already marked starting; tick() readies it after the start delay.
   }
 
   async drain(): Promise<void> {
@@ -43,22 +42,23 @@ export class SimCluster implements ClusterDriver {
   /** Moves replicas whose time has come and tells the reconcilers that care. */
   async tick(): Promise<void> {
     const { sql } = this;
-    const started = await sql<{ model: string }[]>`
+    const started = await sql<{ model: string; node: string; state: string }[]>`
       update replicas r set state = case when p.engine->>'fail_start' = 'true' then 'failed' else 'ready' end,
         reason = case when p.engine->>'fail_start' = 'true' then 'the simulated engine failed to start' else r.reason end,
         updated_at = now()
       from profiles p
       where p.model = r.model and p.name = r.profile and r.state = 'starting'
         and r.updated_at <= now() - ${this.options.startDelayMs} * interval '1 millisecond'
-      returning r.model`;
+      returning r.model, r.node, r.state`;
     const stopped = await sql<{ model: string; node: string }[]>`
       update replicas set state = 'stopped', updated_at = now()
       where state = 'draining' and updated_at <= now() - ${this.options.drainGraceMs} * interval '1 millisecond'
       returning model, node`;
-    // Room freed on a node may be what a pending reservation there waits for.
-    const waiting = stopped.length
+    // Room freed on a node (a replica stopped or failed) may be what a reservation there waits for.
+    const freed = [...stopped, ...started.filter((r) => r.state === 'failed')].map((r) => r.node);
+    const waiting = freed.length
       ? await sql<{ model: string }[]>`
-          select distinct model from replicas where state = 'pending' and node in ${sql(stopped.map((s) => s.node))}`
+          select distinct model from replicas where state = 'pending' and node in ${sql(freed)}`
       : [];
     const models = new Set([...started, ...stopped, ...waiting].map((row) => row.model));
     if (models.size > 0) await this.reconcilers.tell([...models], 'replicaChanged');

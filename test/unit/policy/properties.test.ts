@@ -90,8 +90,17 @@ function checkDecision(s: Snapshot, d: Decision) {
     assert.ok(isActive(victim));
     assert.equal(victim.node, d.node);
   }
+  // Room counts as it will be once what drains has stopped (its room frees anyway).
+  const afterDrains = subtract(
+    full(n!),
+    onNode(s, n!.name, (x) => isActive(x) && x.state !== 'draining'),
+  );
   const freed = sum(d.victims!.map((v) => v.resources));
-  assert.ok(fitsWithin(r, add(free, freed)), 'the victims free enough room');
+  assert.ok(fitsWithin(r, add(afterDrains, freed)), 'the victims free enough room');
+  for (const v of d.victims!) {
+    const rest = sum(d.victims!.filter((other) => other !== v).map((other) => other.resources));
+    assert.ok(!fitsWithin(r, add(afterDrains, rest)), `victim ${v.replica} is not spare`);
+  }
   const scope = d.reclaim_for!;
   const guarantee = s.quotas.find((q) => q.scope === scope)?.guarantee;
   assert.ok(

@@ -110,21 +110,47 @@ describe('reclaim', () => {
     assert.equal(plan([node('n1', gpus(8)), node('n2', gpus(8))], replicas), null);
   });
 
-  it('skips draining replicas (their room is spoken for), cordoned nodes and GPU model mismatches', () => {
+  it('skips cordoned nodes and GPU model mismatches', () => {
     const h100 = model('h100', [profile('h', gpus(4), { gpu_model: 'H100' })], { owner: 'team:ml' });
     const nodes = [
-      node('drain', gpus(4), { gpu_model: 'H100' }),
       node('cordoned', gpus(4), { gpu_model: 'H100', state: 'cordoned' }),
       node('a100', gpus(4), { gpu_model: 'A100' }),
       node('ok', gpus(4), { gpu_model: 'H100' }),
     ];
-    const replicas = [
-      on('d', web, g4, 'drain', 'draining'),
-      on('c', web, g4, 'cordoned'),
-      on('a', web, g4, 'a100'),
-      on('k', web, g4, 'ok'),
-    ];
+    const replicas = [on('c', web, g4, 'cordoned'), on('a', web, g4, 'a100'), on('k', web, g4, 'ok')];
     assert.deepEqual(plan(nodes, replicas, undefined, h100), { node: 'ok', victims: ['k'], for: 'team:ml' });
+  });
+
+  describe('counts the room draining replicas free (issue 11: no victim it does not need)', () => {
+    const g1 = profile('g1', gpus(1));
+    const one = model('one', [g1], { owner: 'team:ml' });
+    it('a draining replica is never a victim again, and a node it frees enough needs no victim', () => {
+      const replicas = [on('d', web, g2, 'n', 'draining'), on('w1', web, g2, 'n'), on('w2', web, g2, 'n')];
+      assert.deepEqual(plan([node('n', gpus(6))], replicas)?.victims, ['w2']);
+      assert.deepEqual(
+        plan([node('n', gpus(6))], replicas, undefined, model('two', [g2], { owner: 'team:ml' })),
+        {
+          node: 'n',
+          victims: [],
+          for: 'team:ml',
+        },
+      );
+    });
+    it('the room another reclaim reserved stays reserved: one victim for one GPU, not two', () => {
+      // n is 4 GPUs: `d` drains for the pending `r` that a reclaim reserved; w1 and w2 run.
+      const replicas = [
+        on('d', web, g2, 'n', 'draining'),
+        on('r', small, g2, 'n', 'pending'),
+        on('w1', web, g1, 'n'),
+        on('w2', web, g1, 'n'),
+      ];
+      assert.deepEqual(plan([node('n', gpus(4))], replicas, undefined, one)?.victims, ['w2']);
+    });
+    it('drops a victim that a later, larger one makes spare', () => {
+      // Newest first takes the 2-GPU replica, which is not enough; the 4-GPU one alone then is.
+      const replicas = [on('big', web, g4, 'n'), on('little', web, g2, 'n')];
+      assert.deepEqual(plan([node('n', gpus(6))], replicas)?.victims, ['big']);
+    });
   });
 
   it('takes only victims that free a dimension still short', () => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Replica, ReplicaState } from '../../../src/domain/cluster.ts';
 import type { Decision } from '../../../src/domain/decision.ts';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
-import { reservationRefusal, startable } from '../../../src/policy/reservation.ts';
+import { reservationRefusal, startRefusal } from '../../../src/policy/reservation.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import {
   apply,
@@ -72,6 +73,11 @@ describe('a reservation re-checks its decision under the lock', () => {
       refusal: /now protected by a guarantee/,
     },
     {
+      name: 'a victim is no longer needed: a replica stopped meanwhile and freed the room',
+      change: (s) => ({ ...s, replicas: s.replicas.filter((r) => r.id !== 'w1') }),
+      refusal: /victim w2 is no longer needed on node gpu-1/,
+    },
+    {
       name: 'the model was deleted',
       change: (s) => ({ ...s, models: [web] }),
       refusal: /model chat is gone/,
@@ -103,20 +109,72 @@ describe('a reservation re-checks its decision under the lock', () => {
   });
 });
 
-describe('a reserved replica starts when its node has room for it', () => {
-  it('waits while its victims drain, and starts once they stopped', () => {
+describe('a reserved replica starts when what runs and what was reserved before it fit', () => {
+  const g1 = node('g1', gpus(4));
+  const on = (id: string, state: ReplicaState, size = 1) =>
+    replica(id, { model: 'm', profile: profile(`x${size}`, gpus(size)), node: 'g1' }, { state });
+  // Each row lists g1's active replicas in reservation order; `mine` is the one asking to start.
+  const cases: { name: string; onNode: Replica[]; mine: string; refusal: RegExp | null }[] = [
+    { name: 'an empty node admits it', onNode: [on('a', 'pending')], mine: 'a', refusal: null },
+    {
+      name: 'its victims still drain: it waits',
+      onNode: [on('r', 'ready', 2), on('v', 'draining', 2), on('a', 'pending', 2)],
+      mine: 'a',
+      refusal: /g1 has no room yet: .* 6 GPUs of 4 GPUs/,
+    },
+    {
+      name: 'its victims stopped: it starts',
+      onNode: [on('r', 'ready', 2), on('a', 'pending', 2)],
+      mine: 'a',
+      refusal: null,
+    },
+    {
+      // The overcommit of issue 11: each alone fits next to what runs, both together do not.
+      name: 'a reservation ahead of it takes the last room first',
+      onNode: [on('r', 'ready', 2), on('d', 'draining'), on('a', 'pending'), on('b', 'pending')],
+      mine: 'b',
+      refusal: /before b would hold 5 GPUs of 4 GPUs/,
+    },
+    {
+      name: 'a reservation behind it does not hold it back',
+      onNode: [on('r', 'ready', 2), on('d', 'draining'), on('a', 'pending'), on('b', 'pending')],
+      mine: 'a',
+      refusal: null,
+    },
+    {
+      name: 'one started ahead of it counts as running',
+      onNode: [on('r', 'ready', 2), on('d', 'draining'), on('a', 'starting'), on('b', 'pending')],
+      mine: 'b',
+      refusal: /5 GPUs of 4 GPUs/,
+    },
+    {
+      name: 'a replica not on the node is refused',
+      onNode: [on('a', 'pending')],
+      mine: 'z',
+      refusal: /holds no room/,
+    },
+  ];
+  for (const { name, onNode, mine, refusal } of cases) {
+    it(name, () => {
+      const why = startRefusal(g1, onNode, mine);
+      if (refusal === null) assert.equal(why, null);
+      else assert.match(why ?? '', refusal);
+    });
+  }
+
+  it('a reserved reclaim waits while its victims drain, and starts once they stopped', () => {
     const s = full();
     const reserved = apply(s, decided(s));
+    const view = buildView(reserved);
     const mine = reserved.replicas.find((r) => r.model === 'chat')!;
-    assert.equal(mine.state, 'pending');
-    assert.deepEqual(startable(buildView(reserved), 'chat'), []);
-    const stopped = { ...reserved, replicas: reserved.replicas.filter((r) => r.state !== 'draining') };
-    assert.deepEqual(startable(buildView(stopped), 'chat'), [mine.id]);
-  });
-
-  it('a placed replica can start at once', () => {
-    const roomy = { ...full(), replicas: [] };
-    const placed = apply(roomy, decided(roomy));
-    assert.equal(startable(buildView(placed), 'chat').length, 1);
+    assert.match(
+      startRefusal(view.nodes.get('gpu-1')!, view.replicasOnNode('gpu-1'), mine.id) ?? '',
+      /no room yet/,
+    );
+    const stopped = buildView({
+      ...reserved,
+      replicas: reserved.replicas.filter((r) => r.state !== 'draining'),
+    });
+    assert.equal(startRefusal(stopped.nodes.get('gpu-1')!, stopped.replicasOnNode('gpu-1'), mine.id), null);
   });
 });
