@@ -1,19 +1,24 @@
 import { DIMENSIONS, type Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
+import { nodeUsage } from '../policy/node-usage.ts';
 import { sum } from '../policy/resources.ts';
 import type { View } from '../policy/view.ts';
 import type { StateFigures } from './state-figures.ts';
 
-/** What the ready nodes have, and what the guarantees promise of it. */
+/** What the ready nodes have, what the guarantees promise of it, and whether a node runs more than it has. */
 export function clusterSeries(
   view: View,
-): Pick<StateFigures, 'llmgw_cluster_capacity' | 'llmgw_cluster_guaranteed'> {
+): Pick<StateFigures, 'llmgw_cluster_capacity' | 'llmgw_cluster_guaranteed' | 'llmgw_node_overcommitted'> {
   const ready = [...view.nodes.values()].filter((node) => node.state === 'ready');
   const capacity = sum(ready.map((node) => node.capacity));
   const promised = guaranteed(view);
   return {
     llmgw_cluster_capacity: DIMENSIONS.map((d) => ({ labels: { resource: d }, value: capacity[d] ?? 0 })),
     llmgw_cluster_guaranteed: DIMENSIONS.map((d) => ({ labels: { resource: d }, value: promised[d] ?? 0 })),
+    llmgw_node_overcommitted: [...view.nodes.values()].map((node) => ({
+      labels: { node: node.name },
+      value: nodeUsage(node, view.replicasOnNode(node.name)).overcommitted ? 1 : 0,
+    })),
   };
 }
 

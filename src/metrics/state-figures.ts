@@ -47,6 +47,10 @@ export const STATE_GAUGES = {
     help: 'Capacity of the ready nodes.',
     labelNames: ['resource'],
   },
+  llmgw_node_overcommitted: {
+    help: 'Whether what runs on a node (starting, ready and draining replicas) exceeds its capacity on some dimension: 1 or 0.',
+    labelNames: ['node'],
+  },
   llmgw_cluster_guaranteed: {
     help: 'What the guarantees promise in all, a guarantee nested in another counted once.',
     labelNames: ['resource'],

@@ -1,5 +1,5 @@
 // The cluster (API.md "Cluster": nodes and replicas) against a real Postgres: add/update nodes, what
-// they have allocated and free, cordon, delete, and the replica list with its filters and `protected`.
+// run, reserve and have free, cordon, delete, and the replica list with its filters and `protected`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Resources } from '../../src/domain/resources.ts';
@@ -47,8 +47,11 @@ describe('cluster API', () => {
       assert.deepEqual(await nodeOf('gpu-1'), {
         name: 'gpu-1',
         capacity: { gpus: 8, cores: 64, memory_gib: 512 },
+        running: { gpus: 0, cores: 0, memory_gib: 0 },
+        reserved: { gpus: 0, cores: 0, memory_gib: 0 },
         allocated: { gpus: 0, cores: 0, memory_gib: 0 },
         free: { gpus: 8, cores: 64, memory_gib: 512 },
+        overcommitted: false,
         gpu_model: 'H100',
         labels: { zone: 'a' },
         state: 'ready',
@@ -62,17 +65,35 @@ describe('cluster API', () => {
       assert.deepEqual(node.labels, {});
     });
 
-    it('GET /api/v1/nodes shows what active replicas hold as allocated, and the rest as free', async () => {
+    it('GET /api/v1/nodes shows what runs apart from what is reserved, and the rest as free', async () => {
       await putNode('gpu-2', { capacity: { gpus: 8, cores: 64, memory_gib: 512 }, gpu_model: 'A100' });
       await replica('alloc-1', 'm', 'gpu-2', { gpus: 2, memory_gib: 100 });
       await replica('alloc-2', 'm', 'gpu-2', { gpus: 1, cores: 4.5 }, 'draining');
       await replica('alloc-3', 'm', 'gpu-2', { gpus: 4 }, 'stopped');
       await replica('alloc-4', 'm', 'gpu-2', { gpus: 4 }, 'failed');
       await replica('alloc-5', 'm', 'elsewhere', { gpus: 4 });
+      await replica('alloc-6', 'm', 'gpu-2', { gpus: 1 }, 'pending');
       const node = await nodeOf('gpu-2');
-      assert.deepEqual(node.allocated, { gpus: 3, cores: 4.5, memory_gib: 100 });
-      assert.deepEqual(node.free, { gpus: 5, cores: 59.5, memory_gib: 412 });
-      assert.equal(node.replicas, 2);
+      assert.deepEqual(node.running, { gpus: 3, cores: 4.5, memory_gib: 100 });
+      assert.deepEqual(node.reserved, { gpus: 1, cores: 0, memory_gib: 0 });
+      assert.deepEqual(node.allocated, { gpus: 4, cores: 4.5, memory_gib: 100 });
+      assert.deepEqual(node.free, { gpus: 4, cores: 59.5, memory_gib: 412 });
+      assert.equal(node.overcommitted, false);
+      assert.equal(node.replicas, 3);
+    });
+
+    it('GET /api/v1/nodes says a node is overcommitted when what runs exceeds its capacity', async () => {
+      await putNode('gpu-over', { capacity: { gpus: 2, cores: 8, memory_gib: 64 } });
+      await replica('over-1', 'm', 'gpu-over', { gpus: 2 }, 'draining');
+      await replica('over-2', 'm', 'gpu-over', { gpus: 1 }, 'pending');
+      assert.equal(
+        (await nodeOf('gpu-over')).overcommitted,
+        false,
+        'a reservation beside a drain runs nothing',
+      );
+      await setState('over-2', 'starting');
+      assert.equal((await nodeOf('gpu-over')).overcommitted, true);
+      for (const id of ['over-1', 'over-2']) await setState(id, 'stopped');
     });
 
     it('409 when the capacity would drop below what its replicas hold, and the node is unchanged', async () => {

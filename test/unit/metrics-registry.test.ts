@@ -23,6 +23,7 @@ const noFigures = (): StateFigures => ({
   llmgw_model_blocked_by_limit: [],
   llmgw_cluster_capacity: [],
   llmgw_cluster_guaranteed: [],
+  llmgw_node_overcommitted: [],
 });
 
 /** Value of one sample of a metric, by labels; undefined when absent. */

@@ -136,4 +136,23 @@ describe('state gauges from one snapshot', () => {
     );
     assert.equal(covered.gpus, 23);
   });
+
+  it('a node is overcommitted while what runs there exceeds its capacity, and reservations do not count', () => {
+    const on = (id: string, state: 'pending' | 'draining' | 'ready') =>
+      replica(id, { model: 'chat', profile: profile('x4', gpus(4)), node: 'gpu-1' }, { state });
+    const overcommitted = (replicas: Snapshot['replicas']) =>
+      stateFigures({ ...scene, replicas }, new Map()).llmgw_node_overcommitted.map((s) => [
+        s.labels.node,
+        s.value,
+      ]);
+    // gpu-1 has 8 GPUs: 4 ready + 4 draining run there; a reservation waiting beside them holds no GPU yet.
+    assert.deepEqual(overcommitted([on('a', 'ready'), on('b', 'draining'), on('c', 'pending')]), [
+      ['gpu-1', 0],
+      ['gpu-2', 0],
+    ]);
+    assert.deepEqual(overcommitted([on('a', 'ready'), on('b', 'draining'), on('c', 'ready')]), [
+      ['gpu-1', 1],
+      ['gpu-2', 0],
+    ]);
+  });
 });

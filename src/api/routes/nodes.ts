@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { Conflict, NotFound } from '../../domain/errors.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
-import { complete, exceeding, formatResources, subtract, sum } from '../../policy/resources.ts';
+import { nodeUsage } from '../../policy/node-usage.ts';
+import { complete, exceeding, formatResources, sum } from '../../policy/resources.ts';
 import type { Db } from '../../store/db.ts';
 import { pendingModels } from '../../store/decisions.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../store/nodes.ts';
@@ -27,8 +28,11 @@ const NodeViewSchema = z
   .object({
     name: z.string(),
     capacity: ResourcesSchema,
-    allocated: ResourcesSchema,
-    free: ResourcesSchema,
+    running: ResourcesSchema.describe('What its starting, ready and draining replicas hold on the machine.'),
+    reserved: ResourcesSchema.describe('What its pending replicas hold: room reserved, not yet started.'),
+    allocated: ResourcesSchema.describe('running + reserved.'),
+    free: ResourcesSchema.describe('capacity - allocated.'),
+    overcommitted: z.boolean().describe('What runs exceeds the capacity on some dimension (never expected).'),
     gpu_model: z.string().nullable(),
     labels: z.record(z.string(), z.string()),
     state: z.enum(['ready', 'cordoned', 'down']),
@@ -98,20 +102,14 @@ export function nodesRouter(deps: ApiDeps) {
       method: 'get',
       path: '/nodes',
       tags: ['cluster'],
-      summary: 'List nodes with what is allocated and free',
+      summary: 'List nodes with what runs, what is reserved and what is free',
       responses: { 200: jsonContent(z.array(NodeViewSchema)), ...errors(503) },
     }),
     async (c) => {
       const [nodes, replicas] = await Promise.all([listNodes(sql), listReplicas(sql, { activeOnly: true })]);
       const body = nodes.map((node) => {
         const here = replicas.filter((r) => r.node === node.name);
-        const allocated = sum(here.map((r) => r.resources));
-        return {
-          ...node,
-          allocated: complete(allocated),
-          free: complete(subtract(complete(node.capacity), allocated)),
-          replicas: here.length,
-        };
+        return { ...node, ...nodeUsage(node, here), replicas: here.length };
       });
       return c.json(body, 200);
     },
