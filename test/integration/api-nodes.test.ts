@@ -47,9 +47,8 @@ describe('cluster API', () => {
       assert.deepEqual(await nodeOf('gpu-1'), {
         name: 'gpu-1',
         capacity: { gpus: 8, cores: 64, memory_gib: 512 },
-        running: { gpus: 0, cores: 0, memory_gib: 0 },
-        reserved: { gpus: 0, cores: 0, memory_gib: 0 },
         allocated: { gpus: 0, cores: 0, memory_gib: 0 },
+        reserved: { gpus: 0, cores: 0, memory_gib: 0 },
         free: { gpus: 8, cores: 64, memory_gib: 512 },
         overcommitted: false,
         gpu_model: 'H100',
@@ -74,9 +73,8 @@ describe('cluster API', () => {
       await replica('alloc-5', 'm', 'elsewhere', { gpus: 4 });
       await replica('alloc-6', 'm', 'gpu-2', { gpus: 1 }, 'pending');
       const node = await nodeOf('gpu-2');
-      assert.deepEqual(node.running, { gpus: 3, cores: 4.5, memory_gib: 100 });
+      assert.deepEqual(node.allocated, { gpus: 3, cores: 4.5, memory_gib: 100 });
       assert.deepEqual(node.reserved, { gpus: 1, cores: 0, memory_gib: 0 });
-      assert.deepEqual(node.allocated, { gpus: 4, cores: 4.5, memory_gib: 100 });
       assert.deepEqual(node.free, { gpus: 4, cores: 59.5, memory_gib: 412 });
       assert.equal(node.overcommitted, false);
       assert.equal(node.replicas, 3);

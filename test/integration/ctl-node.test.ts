@@ -50,7 +50,7 @@ describe('llmgw ctl node and replicas', () => {
     const list = await ctl('node', 'list');
     assert.equal(list.code, 0, list.stderr);
     const lines = list.stdout.trimEnd().split('\n');
-    assert.match(lines[0], /^NAME\s+STATE\s+GPU_MODEL\s+CAPACITY\s+RUNNING\s+RESERVED\s+FREE\s+REPLICAS$/);
+    assert.match(lines[0], /^NAME\s+STATE\s+GPU_MODEL\s+CAPACITY\s+ALLOCATED\s+RESERVED\s+FREE\s+REPLICAS$/);
     assert.ok(
       lines.some((line) =>
         /^gpu-a-1\s+ready\s+H100\s+gpus=8,cores=96,memory_gib=1024\s+gpus=0,cores=0,memory_gib=0\s+gpus=0,cores=0,memory_gib=0\s+gpus=8,cores=96,memory_gib=1024\s+0$/.test(

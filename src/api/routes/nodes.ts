@@ -28,10 +28,13 @@ const NodeViewSchema = z
   .object({
     name: z.string(),
     capacity: ResourcesSchema,
-    running: ResourcesSchema.describe('What its starting, ready and draining replicas hold on the machine.'),
-    reserved: ResourcesSchema.describe('What its pending replicas hold: room reserved, not yet started.'),
-    allocated: ResourcesSchema.describe('running + reserved.'),
-    free: ResourcesSchema.describe('capacity - allocated.'),
+    allocated: ResourcesSchema.describe(
+      'What its starting, ready and draining replicas hold on the machine.',
+    ),
+    reserved: ResourcesSchema.describe(
+      'What its pending replicas will take: room reserved, not yet started.',
+    ),
+    free: ResourcesSchema.describe('capacity - allocated - reserved.'),
     overcommitted: z.boolean().describe('What runs exceeds the capacity on some dimension (never expected).'),
     gpu_model: z.string().nullable(),
     labels: z.record(z.string(), z.string()),

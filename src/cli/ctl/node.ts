@@ -7,9 +7,8 @@ import { formatResources, type Resources } from './resources.ts';
 interface NodeRow {
   name: string;
   capacity: Resources;
-  running: Resources;
-  reserved: Resources;
   allocated: Resources;
+  reserved: Resources;
   free: Resources;
   gpu_model: string | null;
   state: string;
@@ -75,19 +74,20 @@ export const NODE_COMMANDS: Command[] = [
   },
   {
     path: 'node list',
-    summary: 'List nodes with their capacity, what runs, what is reserved and free, and their state.',
+    summary:
+      'List nodes with their capacity, what runs (allocated), what is reserved and free, and their state.',
     examples: ['llmgw ctl node list'],
     async run(ctx) {
       const nodes = await ctx.api().get<NodeRow[]>('/nodes');
       ctx.out.show(nodes, () =>
         table(
-          ['NAME', 'STATE', 'GPU_MODEL', 'CAPACITY', 'RUNNING', 'RESERVED', 'FREE', 'REPLICAS'],
+          ['NAME', 'STATE', 'GPU_MODEL', 'CAPACITY', 'ALLOCATED', 'RESERVED', 'FREE', 'REPLICAS'],
           nodes.map((n) => [
             n.name,
             n.state,
             n.gpu_model,
             formatResources(n.capacity),
-            formatResources(n.running),
+            formatResources(n.allocated),
             formatResources(n.reserved),
             formatResources(n.free),
             n.replicas,

@@ -285,6 +285,19 @@ describe('reclaim', () => {
     );
   });
 
+  it('where draining replicas free enough, reserves their room and takes no victim', () => {
+    const replicas = full().replicas.map((r) =>
+      r.id === 'w-3-4' ? { ...r, state: 'draining' as const } : r,
+    );
+    const d = decide(full({ replicas }));
+    assert.equal(d.action, 'reclaim');
+    assert.deepEqual(d.victims, []);
+    assert.equal(
+      d.reason,
+      'scale up: 5 in flight and no replica; reserved the room draining replicas free on gpu-3 for team Acme / ml (within guarantee 8 GPUs, holds nothing) to place vllm-h100',
+    );
+  });
+
   it('reclaims for the preferred profile before trying the next one', () => {
     const d = decide(full({ models: [chat, web] }));
     assert.equal(d.action, 'reclaim');
