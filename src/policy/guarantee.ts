@@ -7,10 +7,13 @@ import { perView, type View } from './view.ts';
  * For every active replica, the nearest scope on its owner's chain whose guarantee it fits, or null
  * when it is borrowed (POLICY.md "Guarantee: protected and borrowed").
  *
- * Each scope S with a guarantee walks all active replicas under S oldest first, on its own: a replica
- * is taken if it uses a dimension G(S) sets and, added to those taken before, stays <= G(S); else it
- * is skipped and later, smaller ones may still fit. The walks are independent, so one pass over the
- * replicas in age order runs them all side by side.
+ * Each scope S with a guarantee walks all active replicas under S oldest first: a replica is taken if
+ * it uses a dimension G(S) sets and, added to those taken before, stays <= G(S); else it is skipped
+ * and later, smaller ones may still fit. Guarantees nest: S takes a replica only if every ancestor of
+ * S whose guarantee the replica draws on takes it too, so a child's guarantee is carved out of its
+ * ancestors' and never adds to them (a project guaranteed 1,000 GPUs under a team guaranteed 8
+ * protects at most 8). One pass over the replicas in age order runs every walk side by side, each
+ * chain from the org down.
  *
  * A model without owner (or whose owner names no scope) has an empty chain: no guarantee covers its
  * replicas, so they are always borrowed and may be reclaimed by any scope within its guarantee.
@@ -20,13 +23,16 @@ export const protection: (view: View) => Map<string, ScopeKey | null> = perView(
   const protector = new Map<string, ScopeKey | null>();
   for (const replica of view.active) {
     let by: ScopeKey | null = null;
-    for (const key of view.chain(view.ownerOf(replica))) {
+    const chain = view.chain(view.ownerOf(replica));
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const key = chain[i];
       const guarantee = view.quotas.get(key)?.guarantee;
       if (!guarantee || !usesAnyOf(replica.resources, guarantee)) continue;
       const after = add(taken.get(key) ?? {}, replica.resources);
-      if (!fitsWithin(after, guarantee)) continue;
+      // An ancestor that does not take it leaves nothing for the scopes beneath it to take.
+      if (!fitsWithin(after, guarantee)) break;
       taken.set(key, after);
-      by ??= key;
+      by = key;
     }
     protector.set(replica.id, by);
   }

@@ -12,15 +12,19 @@ import { olderFirst, perView, type View } from './view.ts';
 /**
  * The nearest scope S on the owner's chain within whose guarantee a new replica of resources `r`
  * fits (`holds(S) + r <= G(S)` on the dimensions G(S) sets, r using one of them), or null: the owner
- * is not within its guarantee and may not reclaim.
+ * is not within its guarantee and may not reclaim. Guarantees nest: S counts only if the replica also
+ * fits every ancestor of S whose guarantee it draws on (walked from the org down, as protection does).
  */
 export function reclaimingScope(view: View, owner: ScopeKey | null, r: Resources): ScopeKey | null {
-  for (const scope of view.chain(owner)) {
-    const guarantee = view.quotas.get(scope)?.guarantee;
-    if (guarantee && usesAnyOf(r, guarantee) && fitsWithin(add(holdsOf(view, scope), r), guarantee))
-      return scope;
+  const chain = view.chain(owner);
+  let within: ScopeKey | null = null;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const guarantee = view.quotas.get(chain[i])?.guarantee;
+    if (!guarantee || !usesAnyOf(r, guarantee)) continue;
+    if (!fitsWithin(add(holdsOf(view, chain[i]), r), guarantee)) break;
+    within = chain[i];
   }
-  return null;
+  return within;
 }
 
 export interface ReclaimPlan {

@@ -1,5 +1,5 @@
 import type { PolicySettings, Snapshot } from '../domain/snapshot.ts';
-import type { Sql } from './db.ts';
+import type { Db, Sql } from './db.ts';
 import { readLoad } from './load.ts';
 import { listMeasurements } from './measurements.ts';
 import { listModels } from './models.ts';
@@ -13,7 +13,7 @@ export type QuotaPolicy = Pick<Snapshot, 'scopes' | 'quotas' | 'measurements'>;
 /** What changes all the time and every pass reads afresh. */
 export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load'>;
 
-export async function readQuotaPolicy(sql: Sql): Promise<QuotaPolicy> {
+export async function readQuotaPolicy(sql: Db): Promise<QuotaPolicy> {
   const [scopes, quotas, measurements] = await Promise.all([
     listScopes(sql),
     listQuotas(sql),

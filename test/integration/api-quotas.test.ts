@@ -493,19 +493,21 @@ describe('quotas API', () => {
       assert.equal(models.body.owner, `project:${a.id}`);
     });
 
-    it("a replica beyond its project's guarantee that the team's guarantee covers is not borrowed; one a project guarantee covers is not either", async () => {
+    it("guarantees nest: a project's guarantee protects only what its team's guarantee takes too", async () => {
       const { t, a, b } = await scenario('Layered');
-      // b's own guarantee covers r2 (3 GPUs); the team's walk (r1, r3 taken) is unchanged.
+      // b's own guarantee would cover r2 (3 GPUs), but the team's walk does not take r2 (2 + 3 > 4):
+      // b's guarantee is carved out of the team's, so r2 stays borrowed; r3 fits both and b takes it.
       assert.equal((await put({ scope: `project:${b.id}`, guarantee: { gpus: 3 } })).status, 200);
-      // a's guarantee of 1 GPU takes r4 only (r1 is 2): r1 stays protected by the team, not borrowed.
+      // a's guarantee of 1 GPU would take r4, but the team is full by then (r1 + r3): r4 stays borrowed;
+      // r1 (2 GPUs, beyond a's 1) stays protected by the team.
       assert.equal((await put({ scope: `project:${a.id}`, guarantee: { gpus: 1 } })).status, 200);
 
       const all = await quotas();
       const get = (scope: string) => all.find((quota) => quota.scope === scope);
-      assert.deepEqual(get(`project:${b.id}`).borrowed, { gpus: 0, cores: 0, memory_gib: 0 });
+      assert.deepEqual(get(`project:${b.id}`).borrowed, { gpus: 3, cores: 0, memory_gib: 120 });
       assert.deepEqual(get(`project:${b.id}`).holds, { gpus: 5, cores: 0, memory_gib: 200 });
-      assert.deepEqual(get(`project:${a.id}`).borrowed, { gpus: 0, cores: 8, memory_gib: 16 });
-      assert.deepEqual(get(`team:${t.id}`).borrowed, { gpus: 0, cores: 8, memory_gib: 16 });
+      assert.deepEqual(get(`project:${a.id}`).borrowed, { gpus: 1, cores: 8, memory_gib: 56 });
+      assert.deepEqual(get(`team:${t.id}`).borrowed, { gpus: 4, cores: 8, memory_gib: 176 });
       assert.deepEqual(get(`team:${t.id}`).holds, { gpus: 8, cores: 8, memory_gib: 336 });
     });
   });

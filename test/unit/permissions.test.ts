@@ -33,6 +33,7 @@ const betaViewer = who('viewer', 'org:beta');
 const reporter = who('reporter');
 const chatReporter = who('reporter', null, ['chat']);
 const mlReporter = who('reporter', 'team:ml');
+const prometheus = who('metrics');
 
 /** [who, action, the scope acted on (null: none), model, allowed]. */
 const TABLE: [Identity, Action, ScopeKey | null, string | undefined, boolean][] = [
@@ -88,6 +89,15 @@ const TABLE: [Identity, Action, ScopeKey | null, string | undefined, boolean][] 
   [chatReporter, 'report-load', 'team:ml', 'embed', false],
   [mlReporter, 'report-load', 'project:training', 'trainer', true],
   [mlReporter, 'report-load', 'team:web', 'code', false],
+  // metrics tokens: GET /metrics only; nobody bound to a part of the tree reads every tenant's figures
+  [prometheus, 'read-metrics', null, undefined, true],
+  [prometheus, 'read', null, undefined, false],
+  [prometheus, 'read-cluster', null, undefined, false],
+  [prometheus, 'report-load', null, 'orphan', false],
+  [admin, 'read-metrics', null, undefined, true],
+  [mlOperator, 'read-metrics', null, undefined, false],
+  [viewer, 'read-metrics', null, undefined, false],
+  [reporter, 'read-metrics', null, undefined, false],
 ];
 
 describe('permissions', () => {
@@ -144,6 +154,14 @@ describe('permissions', () => {
     assert.equal(
       why(mlOperator, 'create-scope', null),
       'an operator of team:Acme/ml may not create an org: only an admin may',
+    );
+    assert.equal(
+      why(viewer, 'read-metrics', null),
+      'a viewer may not read the metrics: they cover every tenant; an admin or a metrics token reads them',
+    );
+    assert.equal(
+      why(prometheus, 'read', 'team:ml'),
+      'a metrics token may not read: a metrics token only reads GET /metrics',
     );
   });
 

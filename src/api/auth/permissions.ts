@@ -17,11 +17,13 @@ export type Action =
   | 'create-scope'
   | 'delete-scope'
   | 'change-quota' // set, preview, remove
+  | 'grant-beyond-guarantee' // a guarantee beyond what the scope above is guaranteed (POLICY.md "Guarantees nest")
   | 'change-model' // spec, owner, target throughput, measurements, delete
   | 'report-load'
   | 'change-node'
   | 'manage-tokens'
-  | 'read-audit';
+  | 'read-audit'
+  | 'read-metrics'; // GET /metrics: every tenant's names and figures
 
 /**
  * Where on the tree a role may do an action:
@@ -38,11 +40,14 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
     'create-scope': 'anywhere',
     'delete-scope': 'anywhere',
     'change-quota': 'anywhere',
+    // Accepted with warnings: nesting caps what such a guarantee protects.
+    'grant-beyond-guarantee': 'anywhere',
     'change-model': 'anywhere',
     'report-load': 'anywhere',
     'change-node': 'anywhere',
     'manage-tokens': 'anywhere',
     'read-audit': 'anywhere',
+    'read-metrics': 'anywhere',
   },
   operator: {
     read: 'within',
@@ -56,6 +61,7 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
   },
   viewer: { read: 'within', 'read-cluster': 'anywhere' },
   reporter: { 'report-load': 'within' },
+  metrics: { 'read-metrics': 'anywhere' },
 };
 
 /** What an action is done to. */
@@ -80,7 +86,11 @@ const ALLOWED: Verdict = { allowed: true };
 export function may(who: Identity, action: Action, target?: Target, label: Label = (key) => key): Verdict {
   const reach = PERMISSIONS[who.role][action];
   const refuse = (why: string): Verdict => ({ allowed: false, why: `${describe(who, label)} ${why}` });
-  if (!reach) return refuse(`may not ${VERBS[action]}: ${ROLE_LIMIT[who.role]}`);
+  if (!reach) {
+    return refuse(
+      `may not ${VERBS[action]}: ${action === 'read-metrics' ? METRICS_LIMIT : ROLE_LIMIT[who.role]}`,
+    );
+  }
   if (!target || reach === 'anywhere') return ALLOWED;
 
   if (who.models && target.model !== undefined && !who.models.includes(target.model)) {
@@ -104,11 +114,20 @@ export function may(who: Identity, action: Action, target?: Target, label: Label
 /** Whether `who` sees what is owned by the scope whose chain this is ([]: owned by none). */
 export const sees = (who: Identity, chain: readonly ScopeKey[]) => may(who, 'read', { chain }).allowed;
 
+/**
+ * Whether `who` may set a guarantee that overruns its parent's budget (`why` says how, from
+ * policy/guarantee-grants.ts; null: it does not): an operator grants only out of its own guarantee.
+ */
+export function mayOverrun(who: Identity, why: string | null, label: Label = (key) => key): Verdict {
+  if (why === null || PERMISSIONS[who.role]['grant-beyond-guarantee']) return ALLOWED;
+  return { allowed: false, why: `${describe(who, label)} ${why}` };
+}
+
 /** `an operator of team:Acme/ml`, `a viewer`, `an admin`. */
 function describe(who: Identity, label: Label): string {
   const article = who.role === 'admin' || who.role === 'operator' ? 'an' : 'a';
   const of = who.scope ? ` of ${label(who.scope)}` : '';
-  return `${article} ${who.role}${of}`;
+  return `${article} ${who.role === 'metrics' ? 'metrics token' : who.role}${of}`;
 }
 
 const VERBS: Record<Action, string> = {
@@ -117,14 +136,19 @@ const VERBS: Record<Action, string> = {
   'create-scope': 'create orgs, teams or projects',
   'delete-scope': 'delete orgs, teams or projects',
   'change-quota': 'change quotas',
+  'grant-beyond-guarantee': 'grant guarantees beyond what the scope above is guaranteed',
   'change-model': 'change models or their measurements',
   'report-load': 'report load',
   'change-node': 'change nodes',
   'manage-tokens': 'manage tokens',
   'read-audit': 'read the audit log',
+  'read-metrics': 'read the metrics',
 };
 
 const ONLY_AN_ADMIN = 'only an admin may';
+
+/** The metrics name every tenant's scopes and models, so no role bound to a part of the tree reads them. */
+const METRICS_LIMIT = 'they cover every tenant; an admin or a metrics token reads them';
 
 /** Why a role lacks an action its row does not name. */
 const ROLE_LIMIT: Record<Role, string> = {
@@ -132,6 +156,7 @@ const ROLE_LIMIT: Record<Role, string> = {
   operator: ONLY_AN_ADMIN,
   viewer: 'a viewer only reads',
   reporter: 'a reporter only reports load (POST /api/v1/models/{name}/load)',
+  metrics: 'a metrics token only reads GET /metrics',
 };
 
 /** The action done to this target, e.g. `change the quota of team:Acme/ml`. */

@@ -1,16 +1,21 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { NotFound } from '../../domain/errors.ts';
+import type { Quota } from '../../domain/quota.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
 import { displayName } from '../../domain/scope-names.ts';
+import { grantWarnings, overrunBudget, overrunSentence } from '../../policy/guarantee-grants.ts';
 import { previewQuota } from '../../policy/preview.ts';
 import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
 import { complete, dimensionsOf, formatAmount } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
+import { buildView, type View } from '../../policy/view.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
-import { deleteQuota, getQuota, listQuotas, putQuota } from '../../store/quotas.ts';
-import { readSnapshot } from '../../store/snapshot.ts';
+import { deleteQuota, getQuota, listQuotas, lockQuotaChanges, putQuota } from '../../store/quotas.ts';
+import { readQuotaPolicy, readSnapshot } from '../../store/snapshot.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { authorize, identityOf, permits, visibility } from '../auth/guard.ts';
+import { mayOverrun } from '../auth/permissions.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ScopeRefSchema } from '../names.ts';
@@ -19,6 +24,8 @@ import { recorded } from '../recorded.ts';
 import { resolveOrRefuse, subtree } from '../scopes.ts';
 
 const BODY_LIMIT = 16 * 1024;
+/** Quota grants look at scopes and quotas only. */
+const NO_LIVE_STATE = { models: [], nodes: [], replicas: [], load: {} };
 
 const QuotaInputSchema = z
   .strictObject({
@@ -49,11 +56,38 @@ const PreviewSchema = z
     became_protected: z.array(z.string()),
     reclaimable: z.array(z.object({ replica: z.string(), model: z.string(), resources: ResourcesSchema })),
     blocked_models: z.array(z.object({ model: z.string(), why: z.string() })),
+    warnings: z
+      .array(z.string())
+      .describe('Why the guarantee cannot be honoured as written (nesting caps it).'),
   })
   .openapi('QuotaPreview');
 
+const QuotaSetSchema = z
+  .object({
+    scope: z.string(),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Present when the guarantee is accepted but cannot be honoured as written (nesting caps it).',
+      ),
+  })
+  .openapi('QuotaSet');
+
+/**
+ * Refuses (403) a guarantee that overruns what the scope above has to grant, unless the caller's role
+ * may (an admin); otherwise the warnings such a guarantee deserves (POLICY.md "Guarantees nest").
+ */
+async function grantChecked(c: Context, view: View, quota: Quota): Promise<string[]> {
+  const { label } = await c.get('scopeTree')();
+  const budget = overrunBudget(view, quota);
+  const verdict = mayOverrun(identityOf(c), budget && overrunSentence(quota, budget, label), label);
+  if (!verdict.allowed) throw new ApiError(403, verdict.why);
+  return grantWarnings(view, quota, label);
+}
+
 /** Checks a quota body beyond its shape (API.md) and resolves its scope; answers 400 otherwise. */
-async function checkedQuota(deps: ApiDeps, input: z.infer<typeof QuotaInputSchema>) {
+async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>) {
   // A dimension given as 0 is set (a limit of 0 GPUs keeps a scope off GPUs); only absent ones are not.
   const guarantee = input.guarantee && dimensionsOf(input.guarantee).length > 0 ? input.guarantee : undefined;
   const limit = input.limit && dimensionsOf(input.limit).length > 0 ? input.limit : undefined;
@@ -66,7 +100,7 @@ async function checkedQuota(deps: ApiDeps, input: z.infer<typeof QuotaInputSchem
       `the guarantee of ${formatAmount(above, guarantee![above]!)} is above the limit of ${formatAmount(above, limit![above]!)}`,
     );
   }
-  const scope = await resolveOrRefuse(deps.sql, input.scope);
+  const scope = await resolveOrRefuse(c, input.scope);
   return { scope: scope.key, ...(guarantee ? { guarantee } : {}), ...(limit ? { limit } : {}) };
 }
 
@@ -122,21 +156,29 @@ export function quotasRouter(deps: ApiDeps) {
       tags: ['quotas'],
       summary: "Set a scope's whole quota (guarantee and/or limit)",
       request: { body: jsonRequest(QuotaInputSchema) },
-      responses: { 200: jsonContent(z.object({ scope: z.string() })), ...errors(400, 413, 503) },
+      responses: { 200: jsonContent(QuotaSetSchema), ...errors(400, 403, 413, 503) },
     }),
     async (c) => {
-      const quota = await checkedQuota(deps, c.req.valid('json'));
+      const quota = await checkedQuota(c, c.req.valid('json'));
       await authorize(c, 'change-quota', { scope: quota.scope });
-      await recorded(
+      const warnings = await recorded(
         c,
         sql,
         'quota.set',
         quota.scope,
         (tx) => getQuota(tx, quota.scope),
-        (tx) => putQuota(tx, quota, identityOf(c).name),
+        async (tx) => {
+          // Checked on the quotas read under the lock: two grants at once cannot both take what is left.
+          await lockQuotaChanges(tx);
+          const policy = await readQuotaPolicy(tx);
+          const view = buildView({ now: now(), settings: deps.policy, ...policy, ...NO_LIVE_STATE });
+          const warned = await grantChecked(c, view, quota);
+          await putQuota(tx, quota, identityOf(c).name);
+          return warned;
+        },
       );
       await tellSubtree(quota.scope);
-      return c.json({ scope: quota.scope }, 200);
+      return c.json({ scope: quota.scope, ...(warnings.length > 0 ? { warnings } : {}) }, 200);
     },
   );
 
@@ -148,13 +190,14 @@ export function quotasRouter(deps: ApiDeps) {
       tags: ['quotas'],
       summary: 'What setting this quota would change (changes nothing)',
       request: { body: jsonRequest(QuotaInputSchema) },
-      responses: { 200: jsonContent(PreviewSchema), ...errors(400, 413, 503) },
+      responses: { 200: jsonContent(PreviewSchema), ...errors(400, 403, 413, 503) },
     }),
     async (c) => {
-      const quota = await checkedQuota(deps, c.req.valid('json'));
+      const quota = await checkedQuota(c, c.req.valid('json'));
       await authorize(c, 'change-quota', { scope: quota.scope });
-      const preview = previewQuota(await readSnapshot(sql, now(), deps.policy), quota);
-      return c.json({ scope: quota.scope, ...preview }, 200);
+      const view = buildView(await readSnapshot(sql, now(), deps.policy));
+      const warnings = await grantChecked(c, view, quota);
+      return c.json({ scope: quota.scope, ...previewQuota(view, quota), warnings }, 200);
     },
   );
 
@@ -169,7 +212,7 @@ export function quotasRouter(deps: ApiDeps) {
       responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(400, 404, 503) },
     }),
     async (c) => {
-      const scope = await resolveOrRefuse(sql, c.req.valid('param').scope);
+      const scope = await resolveOrRefuse(c, c.req.valid('param').scope);
       await authorize(c, 'change-quota', { scope: scope.key });
       await recorded(
         c,

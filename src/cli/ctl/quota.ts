@@ -20,7 +20,11 @@ interface Preview {
   became_protected: string[];
   reclaimable: { replica: string; model: string; resources: Resources }[];
   blocked_models: { model: string; why: string }[];
+  warnings: string[];
 }
+
+/** The server's warnings about a guarantee it accepted (nesting caps it), one line each. */
+const warningLines = (warnings: string[] = []) => warnings.map((warning) => `warning: ${warning}`);
 
 const SCOPE_HELP =
   'SCOPE is org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT (or the ID after the colon); ' +
@@ -65,6 +69,7 @@ function previewText(preview: Preview): string {
       preview.blocked_models.map((b) => `${b.model} (${b.why})`),
       'no model',
     )}`,
+    ...warningLines(preview.warnings),
   ].join('\n');
 }
 
@@ -105,8 +110,14 @@ export const QUOTA_COMMANDS: Command[] = [
       'llmgw ctl quota set org:Acme --limit gpus=64,memory_gib=4096',
     ],
     async run(ctx, input) {
-      const { body } = await ctx.api().call<{ scope: string }>('PUT', '/quotas', quotaBody(input));
-      ctx.out.show(body, () => `set the quota of ${input.positionals[0]} (${body.scope})`);
+      const { body } = await ctx
+        .api()
+        .call<{ scope: string; warnings?: string[] }>('PUT', '/quotas', quotaBody(input));
+      ctx.out.show(body, () =>
+        [`set the quota of ${input.positionals[0]} (${body.scope})`, ...warningLines(body.warnings)].join(
+          '\n',
+        ),
+      );
     },
   },
   {

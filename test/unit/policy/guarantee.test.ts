@@ -90,6 +90,33 @@ describe('protected and borrowed', () => {
       want: { r0: 'team:ml', r1: 'org:acme' },
     },
     {
+      name: 'guarantees nest: a project guaranteed 1,000 GPUs under a team guaranteed 8 protects at most 8',
+      s: scene(
+        'project:training',
+        [p(4), p(4), p(4)],
+        [quota('project:training', gpus(1000)), quota('team:ml', gpus(8))],
+      ),
+      want: { r0: 'project:training', r1: 'project:training', r2: null },
+    },
+    {
+      name: 'a child guarantee on another dimension protects nothing its ancestor does not take',
+      s: scene(
+        'project:training',
+        [p(4, 8), p(4, 8)],
+        [quota('project:training', cores(100)), quota('team:ml', gpus(4))],
+      ),
+      want: { r0: 'project:training', r1: null },
+    },
+    {
+      name: 'an ancestor whose guarantee the replica does not draw on does not cap it',
+      s: scene(
+        'project:training',
+        [p(4), p(4)],
+        [quota('project:training', gpus(8)), quota('team:ml', cores(8))],
+      ),
+      want: { r0: 'project:training', r1: 'project:training' },
+    },
+    {
       name: 'a model without owner is always borrowed',
       s: scene(null, [p(1)], [quota('team:ml', gpus(8)), quota('org:acme', gpus(8))]),
       want: { r0: null },

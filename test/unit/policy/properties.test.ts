@@ -34,23 +34,40 @@ const under = (s: Snapshot, r: Replica, scope: ScopeKey) => chainOf(s, ownerOf(s
 const holds = (s: Snapshot, scope: ScopeKey) =>
   sum(s.replicas.filter((r) => isActive(r) && under(s, r, scope)).map((r) => r.resources));
 
-/** Replica IDs that fit the guarantee of some scope on their owner's chain, walking each scope alone. */
+/**
+ * Replica IDs that fit the guarantee of some scope on their owner's chain. Each scope walks its replicas
+ * alone, ancestors before descendants, and takes only what every ancestor whose guarantee the replica
+ * draws on took too (guarantees nest).
+ */
 function protectedIds(s: Snapshot): Set<string> {
-  const ids = new Set<string>();
-  for (const q of s.quotas) {
+  const takenBy = new Map<ScopeKey, Set<string>>();
+  const guaranteeOf = (key: ScopeKey) => s.quotas.find((q) => q.scope === key)?.guarantee;
+  const depth = (key: ScopeKey) => chainOf(s, key).length;
+  for (const q of [...s.quotas].sort((a, b) => depth(a.scope) - depth(b.scope))) {
     if (!q.guarantee) continue;
+    const ancestors = chainOf(s, q.scope).slice(1);
     const mine = s.replicas
       .filter((r) => isActive(r) && under(s, r, q.scope))
       .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
-    let taken: Resources = {};
+    const taken = new Set<string>();
+    let held: Resources = {};
     for (const r of mine) {
-      if (usesAnyOf(r.resources, q.guarantee) && fitsWithin(add(taken, r.resources), q.guarantee)) {
-        taken = add(taken, r.resources);
-        ids.add(r.id);
+      const ancestorsTook = ancestors.every((a) => {
+        const above = guaranteeOf(a);
+        return !above || !usesAnyOf(r.resources, above) || takenBy.get(a)?.has(r.id);
+      });
+      if (
+        ancestorsTook &&
+        usesAnyOf(r.resources, q.guarantee) &&
+        fitsWithin(add(held, r.resources), q.guarantee)
+      ) {
+        held = add(held, r.resources);
+        taken.add(r.id);
       }
     }
+    takenBy.set(q.scope, taken);
   }
-  return ids;
+  return new Set([...takenBy.values()].flatMap((ids) => [...ids]));
 }
 
 const onNode = (s: Snapshot, name: string, which: (r: Replica) => boolean) =>

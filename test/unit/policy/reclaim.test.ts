@@ -190,6 +190,24 @@ describe('reclaim', () => {
       );
       assert.equal(reclaimingScope(v, 'project:a', gpus(1)), null);
     });
+    it('guarantees nest: a project within its own but its team beyond its guarantee is not within', () => {
+      const grab = model('grab', [g4], { owner: 'project:a' });
+      const v = buildView(
+        world({
+          scopes,
+          quotas: [quota('project:a', gpus(1000)), quota('team:ml', gpus(8))],
+          models: [grab],
+          nodes: [node('n', gpus(64))],
+          replicas: [on('g1', grab, g4, 'n'), on('g2', grab, g4, 'n')],
+        }),
+      );
+      assert.equal(reclaimingScope(v, 'project:a', gpus(4)), null);
+      assert.equal(
+        reclaimingScope(v, 'project:a', gpus(0, { cores: 1 })),
+        null,
+        'uses no guaranteed dimension',
+      );
+    });
     it('no owner, no guarantee', () =>
       assert.equal(reclaimingScope(view([quota('team:ml', gpus(8))]), null, gpus(1)), null));
   });
