@@ -29,6 +29,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'no such thing',
   409: 'conflict: exists or still in use',
   413: 'body too large',
+  429: 'too many: a bound on how many there may be was reached (one sentence saying which)',
   503: 'the store or Temporal is unreachable',
 };
 

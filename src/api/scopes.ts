@@ -1,12 +1,16 @@
+import type { Context } from 'hono';
 import type { Scope, ScopeKey, ScopeKind } from '../domain/scope.ts';
 import { resolveScope } from '../domain/scope-names.ts';
-import type { Sql } from '../store/db.ts';
-import { listScopes } from '../store/tenancy.ts';
+import { nameable } from './auth/guard.ts';
 import { ApiError } from './http.ts';
 
-/** Resolves a scope the way every endpoint does (API.md "Conventions"), or answers 400. */
-export async function resolveOrRefuse(sql: Sql, text: string, defaultKind?: ScopeKind): Promise<Scope> {
-  const resolution = resolveScope(await listScopes(sql), text, defaultKind);
+/**
+ * Resolves a scope the way every endpoint does (API.md "Conventions"), among the scopes the caller may
+ * name: one outside its view is "there is no ..." (400), word for word as for a name that never existed.
+ */
+export async function resolveOrRefuse(c: Context, text: string, defaultKind?: ScopeKind): Promise<Scope> {
+  const { scopes } = await c.get('scopeTree')();
+  const resolution = resolveScope(scopes, text, defaultKind, await nameable(c));
   if ('error' in resolution) throw new ApiError(400, resolution.error);
   return resolution.scope;
 }

@@ -36,6 +36,9 @@ export interface Measurement {
   measured_at: string;
 }
 
+/** The most requests in flight (and, apart, waiting) one report may give, and a model's sum may reach. */
+export const MAX_REPORTED_REQUESTS = 10_000_000;
+
 /** Requests in flight for a model, summed over the latest report of each source. */
 export interface Load {
   in_flight: number;

@@ -40,8 +40,15 @@ const normalize = (segment: string) => segment.trim().toLowerCase();
  * Resolves `org:X`, `team:X` or `project:X`, where X is the ID, the path (`Acme/ml/training`: case and
  * spaces around `/` do not matter) or its trailing segments alone where they are unique (`team:ml`).
  * `defaultKind` lets a field that can only hold one kind take the bare name (`"org": "Acme"`).
+ * Only the scopes `known` lets through are candidates: any other resolves (and is counted, for "could
+ * be any of") as if it did not exist.
  */
-export function resolveScope(scopes: readonly Scope[], text: string, defaultKind?: ScopeKind): Resolution {
+export function resolveScope(
+  scopes: readonly Scope[],
+  text: string,
+  defaultKind?: ScopeKind,
+  known: (key: ScopeKey) => boolean = () => true,
+): Resolution {
   const malformed = {
     error: `"${text}" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT`,
   };
@@ -49,7 +56,7 @@ export function resolveScope(scopes: readonly Scope[], text: string, defaultKind
     parseScopeKey(text) ?? (defaultKind && !text.includes(':') ? { kind: defaultKind, id: text } : null);
   if (!parsed || parsed.id.trim() === '') return malformed;
   const { kind, id: wanted } = parsed;
-  const ofKind = scopes.filter((scope) => scope.kind === kind);
+  const ofKind = scopes.filter((scope) => scope.kind === kind && known(scope.key));
   const byId = ofKind.find((scope) => scope.id === wanted);
   if (byId) return { scope: byId };
 

@@ -7,8 +7,10 @@ import type { Scope } from './scope.ts';
 export interface PolicySettings {
   /** How long `L <= 0.7 (C - c(r))` must hold before a replica is taken back (LLMGW_SCALE_DOWN_WINDOW_S). */
   scaleDownWindowMs: number;
-  /** Load reports older than this count as unknown (LLMGW_LOAD_STALE_S). */
+  /** Load reports older than this count as unknown (LLMGW_LOAD_STALE_S), and are deleted. */
   loadStaleMs: number;
+  /** The most sources a model's fresh load reports may come from (LLMGW_LOAD_SOURCES_MAX). */
+  loadSourcesMax: number;
   /** Concurrency of a profile that is neither measured nor declares one. */
   defaultConcurrency: number;
 }
@@ -16,6 +18,7 @@ export interface PolicySettings {
 export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
   scaleDownWindowMs: 120_000,
   loadStaleMs: 60_000,
+  loadSourcesMax: 64,
   defaultConcurrency: 8,
 };
 

@@ -62,3 +62,10 @@ export function quotaStanding(view: View, owner: ScopeKey | null, r: Resources):
   const limited = chain.find((key) => view.quotas.get(key)?.limit);
   return limited ? `${scopeLabel(view, limited)} under ${standing(view, limited, 'limit')}` : null;
 }
+
+/** The action of the note a reclaimed replica leaves in its model's history. */
+export const RECLAIMED = 'reclaimed';
+
+/** That note: "reclaimed for team Acme / ml (team:ID): replica r1 on gpu-1 drains so that chat can run". */
+export const reclaimedNote = (forScope: string, replica: string, node: string, forModel: string): string =>
+  `reclaimed for ${forScope}: replica ${replica} on ${node} drains so that ${forModel} can run`;

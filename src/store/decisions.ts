@@ -33,9 +33,16 @@ export async function recordDecision(
 }
 
 /** A note in a model's history that is not one of its own passes (e.g. "reclaimed for team:X"). */
-export async function recordNote(sql: Sql, model: string, action: string, reason: string, replica?: string) {
-  await sql`insert into decisions (model, action, reason, replica, inputs)
-    values (${model}, ${action}, ${reason}, ${replica ?? null}, '{}')`;
+export async function recordNote(
+  sql: Sql,
+  model: string,
+  action: string,
+  reason: string,
+  about: { replica?: string; node?: string; inputs?: Record<string, unknown> } = {},
+) {
+  await sql`insert into decisions (model, action, reason, replica, node, inputs)
+    values (${model}, ${action}, ${reason}, ${about.replica ?? null}, ${about.node ?? null},
+      ${sql.json((about.inputs ?? {}) as never)})`;
 }
 
 export async function listDecisions(sql: Sql, model: string, limit: number): Promise<StoredDecision[]> {

@@ -1,19 +1,64 @@
-import type { Load } from '../domain/model.ts';
-import type { Sql } from './db.ts';
+import { TooMany } from '../domain/errors.ts';
+import { type Load, MAX_REPORTED_REQUESTS } from '../domain/model.ts';
+import { type Db, type Sql, transaction } from './db.ts';
 
+// Reports of one model are written one at a time, so that its sources are counted right.
+const LOAD_REPORTS_LOCK = 7_311_003;
+
+/** How many sources a model may report from, and when a report no longer counts. */
+export interface LoadBounds {
+  now: number;
+  staleMs: number;
+  maxSources: number;
+}
+
+/**
+ * Stores a source's report (the latest of each source counts) and deletes the model's reports that
+ * expired: once this one is stored they count for nothing, and so a model keeps at most `maxSources`
+ * reports. A new source beyond `maxSources` fresh ones is refused (TooMany) and nothing is stored.
+ */
 export async function putLoadReport(
   sql: Sql,
   model: string,
   source: string,
   inFlight: number,
   waiting: number,
+  bounds: LoadBounds,
 ) {
-  await sql`
-    insert into load_reports (model, source, in_flight, waiting, reported_at)
-    values (${model}, ${source}, ${inFlight}, ${waiting}, now())
-    on conflict (model, source) do update set in_flight = excluded.in_flight, waiting = excluded.waiting,
-      reported_at = excluded.reported_at`;
+  // A fresh source reporting again, as gateways do every second or so, adds no source: one statement.
+  const [again] = await sql`
+    with expired as (${deleteExpired(sql, model, source, bounds)})
+    update load_reports set in_flight = ${inFlight}, waiting = ${waiting}, reported_at = now()
+    where model = ${model} and source = ${source} and reported_at >= ${expiry(bounds)}
+    returning source`;
+  if (again) return;
+  // A new source (or one silent too long) is counted, with the model's other new sources waiting.
+  await transaction(sql, async (tx) => {
+    await tx`select pg_advisory_xact_lock(${LOAD_REPORTS_LOCK}, hashtext(${model}))`;
+    const [{ others }] = await tx<{ others: number }[]>`
+      select count(*)::int as others from load_reports
+      where model = ${model} and source <> ${source} and reported_at >= ${expiry(bounds)}`;
+    if (others >= bounds.maxSources) {
+      const silentS = Math.round(bounds.staleMs / 1000);
+      throw new TooMany(
+        `model ${model} already has ${others} load sources reporting and takes at most ${bounds.maxSources} (LLMGW_LOAD_SOURCES_MAX); report as one of them, or wait until one has been silent for ${silentS} s`,
+      );
+    }
+    await tx`
+      insert into load_reports (model, source, in_flight, waiting, reported_at)
+      values (${model}, ${source}, ${inFlight}, ${waiting}, now())
+      on conflict (model, source) do update set in_flight = excluded.in_flight, waiting = excluded.waiting,
+        reported_at = excluded.reported_at`;
+    await deleteExpired(tx, model, source, bounds);
+  });
 }
+
+/** The model's reports but this source's that expired. */
+const deleteExpired = (sql: Db, model: string, source: string, bounds: LoadBounds) => sql`
+  delete from load_reports where model = ${model} and source <> ${source} and reported_at < ${expiry(bounds)}`;
+
+/** Reports before this instant no longer count. */
+const expiry = ({ now, staleMs }: LoadBounds) => new Date(now - staleMs);
 
 /**
  * The load of each model: the latest report of each source, summed over the sources that are fresh at
@@ -38,8 +83,9 @@ export async function readLoad(
         row.model,
         sum
           ? {
-              in_flight: sum.in_flight + report.in_flight,
-              waiting: sum.waiting + report.waiting,
+              // Each report is bounded, and so is their sum: many sources make no more load than one may.
+              in_flight: Math.min(sum.in_flight + report.in_flight, MAX_REPORTED_REQUESTS),
+              waiting: Math.min(sum.waiting + report.waiting, MAX_REPORTED_REQUESTS),
               reported_at: Math.max(sum.reported_at, at),
             }
           : report,

@@ -1,7 +1,7 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Decision } from '../domain/decision.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { scopeLabel } from '../policy/explain.ts';
+import { RECLAIMED, reclaimedNote, scopeLabel } from '../policy/explain.ts';
 import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
 import { buildView } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
@@ -41,10 +41,19 @@ export async function reserve(
       values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
         'pending', ${decision.reason})`;
     for (const victim of decision.victims ?? []) {
-      const reason = `reclaimed for ${scopeLabel(view, decision.reclaim_for!)} (${decision.reclaim_for})`;
-      await tx`update replicas set state = 'draining', reason = ${reason}, updated_at = now() where id = ${victim.replica}`;
-      const note = `${reason}: replica ${victim.replica} on ${victim.node} drains so that ${decision.model} can run`;
-      await recordNote(tx, victim.model, 'reclaimed', note, victim.replica);
+      const forScope = `${scopeLabel(view, decision.reclaim_for!)} (${decision.reclaim_for})`;
+      await tx`update replicas set state = 'draining', reason = ${`reclaimed for ${forScope}`}, updated_at = now() where id = ${victim.replica}`;
+      const note = reclaimedNote(forScope, victim.replica, victim.node, decision.model);
+      await recordNote(tx, victim.model, RECLAIMED, note, {
+        replica: victim.replica,
+        node: victim.node,
+        // Who reclaimed, kept apart from the sentence: a reader who may not see that model is not told it.
+        inputs: {
+          for_scope: decision.reclaim_for,
+          for_model: decision.model,
+          for_owner: view.models.get(decision.model)!.owner,
+        },
+      });
     }
     return { reserved: true };
   });

@@ -62,12 +62,16 @@ export async function createScope(
   }
 }
 
+/** The answer (404) for a scope that does not exist, or that the caller may not know of. */
+export const noSuchScope = (kind: ScopeKind, id: string) =>
+  new NotFound(`there is no ${kind} with ID "${id}"`);
+
 /** Deletes a scope that has no children, models or quota (else 409 saying which). */
 export async function deleteScope(sql: Db, kind: ScopeKind, id: string): Promise<void> {
   const key = scopeKey(kind, id);
   await transaction(sql, async (tx) => {
     const [found] = await tx`select id from ${tx(TABLE[kind])} where id = ${id} for update`;
-    if (!found) throw new NotFound(`there is no ${kind} with ID "${id}"`);
+    if (!found) throw noSuchScope(kind, id);
     const children =
       kind === 'org'
         ? await tx`select 1 from teams where org_id = ${id} limit 1`

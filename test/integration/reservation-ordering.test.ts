@@ -25,7 +25,7 @@ import { putQuota } from '../../src/store/quotas.ts';
 import { readQuotaPolicy, readSnapshot } from '../../src/store/snapshot.ts';
 import { createScope } from '../../src/store/tenancy.ts';
 import { stopOwnServices } from '../support/services.ts';
-import { freshStore } from '../support/stack.ts';
+import { freshStore, idleReconcilers } from '../support/stack.ts';
 
 const RUNS = Number(process.env.LLMGW_ORDERING_RUNS ?? 1000);
 /** LLMGW_ORDERING_REPLAY='{"seed":..,"path":".."}' replays a counterexample fast-check printed. */
@@ -71,6 +71,12 @@ interface Real {
 }
 
 const readView = async (sql: Sql): Promise<View> => buildView(await readSnapshot(sql, Date.now(), SETTINGS));
+const reportLoad = (sql: Sql, model: string, inFlight: number) =>
+  putLoadReport(sql, model, 'test', inFlight, 0, {
+    now: Date.now(),
+    staleMs: SETTINGS.loadStaleMs,
+    maxSources: SETTINGS.loadSourcesMax,
+  });
 
 /** What runs on a node (starting, ready, draining): each holds its resources on the machine. */
 const running = (view: View, node: string) =>
@@ -189,7 +195,7 @@ const modelName = fc.constantFrom(...MODELS.map((m) => m.name));
 const commands = [
   fc
     .tuple(modelName, fc.integer({ min: 0, max: 4 }))
-    .map(([m, n]) => command(`load ${m}=${n}`, ({ sql }) => putLoadReport(sql, m, 'test', n, 0))),
+    .map(([m, n]) => command(`load ${m}=${n}`, ({ sql }) => reportLoad(sql, m, n))),
   modelName.map((m) => command(`plan ${m}`, (real) => plan(real, m))),
   modelName.map((m) => command(`start reserved ${m}`, (real) => startReserved(real, m))),
   // Every reconciler planning at once, then every one starting what its plan said: the widest race.
@@ -252,7 +258,7 @@ describe('reservations, starts and drains in any order (model-based)', () => {
       });
     }
     const quiet = { warn() {} };
-    const reconcilers = { tell: async () => {} };
+    const reconcilers = idleReconcilers;
     const readyTick = new SimCluster(
       sql,
       reconcilers,
@@ -273,13 +279,16 @@ describe('reservations, starts and drains in any order (model-based)', () => {
     await stopOwnServices();
   });
 
-  it(`keeps every node within capacity, every limit and guarantee, and reclaims no more than needed (${RUNS} runs)`, async () => {
+  // 1,000 runs take 150-200 s on two cores: a timeout of its own keeps them clear of the default 300 s.
+  it(`keeps every node within capacity, every limit and guarantee, and reclaims no more than needed (${RUNS} runs)`, {
+    timeout: 900_000,
+  }, async () => {
     await fc.assert(
       fc.asyncProperty(loads, fc.commands(commands, { size: 'medium' }), async (initial, cmds) => {
         await sql`truncate replicas, decisions, load_reports`;
         real.plans.clear();
         real.reservations = 0;
-        for (const [m, n] of Object.entries(initial)) await putLoadReport(sql, m, 'test', n, 0);
+        for (const [m, n] of Object.entries(initial)) await reportLoad(sql, m, n);
         await fc.asyncModelRun(() => ({ model: {}, real }), cmds);
       }),
       { numRuns: RUNS, includeErrorInReport: true, ...replay },

@@ -4,8 +4,9 @@ import { scopeChain, scopeLabel } from '../../domain/scope-names.ts';
 import { ApiError } from '../http.ts';
 import { type Action, type Identity, type Label, may, sees, type Verdict } from './permissions.ts';
 
-/** The tenancy tree as permissions need it: a scope's chain and how sentences name it. */
+/** The tenancy tree as permissions need it: its scopes, a scope's chain and how sentences name it. */
 export interface ScopeTree {
+  scopes: readonly Scope[];
   chain(key: ScopeKey | null): readonly ScopeKey[];
   label: Label;
 }
@@ -22,6 +23,7 @@ declare module 'hono' {
 export function scopeTree(scopes: readonly Scope[]): ScopeTree {
   const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
   return {
+    scopes,
     chain: (key) => (key === null ? [] : scopeChain(byKey, key)),
     label: (key) => scopeLabel(byKey, key),
   };
@@ -62,6 +64,18 @@ export async function visibility(c: Context): Promise<(owner: ScopeKey | null) =
   if (who.scope === null) return () => sees(who, []);
   const tree = await c.get('scopeTree')();
   return (owner) => sees(who, tree.chain(owner));
+}
+
+/**
+ * The scopes a caller may name: those it sees, and those above its own scope (its own scope's path
+ * names them). Any other resolves as if it did not exist, so that no answer tells it apart from a
+ * missing one.
+ */
+export async function nameable(c: Context): Promise<(key: ScopeKey) => boolean> {
+  const who = identityOf(c);
+  const tree = await c.get('scopeTree')();
+  const above = new Set(tree.chain(who.scope));
+  return (key) => above.has(key) || sees(who, tree.chain(key));
 }
 
 function forbid(verdict: Verdict) {

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { NotFound } from '../../domain/errors.ts';
 import { listDecisions } from '../../store/decisions.ts';
-import { getModel } from '../../store/models.ts';
-import { permits, visibility } from '../auth/guard.ts';
+import { permits } from '../auth/guard.ts';
+import { decisionsShown } from '../decisions-shown.ts';
 import type { ApiDeps } from '../deps.ts';
+import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
 import { DecisionSchema } from './models.ts';
@@ -26,10 +26,9 @@ export function decisionsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const model = await getModel(deps.sql, name);
-      // A model the caller may not see is one it is not told of.
-      if (!model || !(await visibility(c))(model.owner)) throw new NotFound(`there is no model "${name}"`);
-      return c.json(await listDecisions(deps.sql, name, c.req.valid('query').limit), 200);
+      await existingModelInView(c, deps.sql, name);
+      const decisions = await listDecisions(deps.sql, name, c.req.valid('query').limit);
+      return c.json(decisions.map(await decisionsShown(c)), 200);
     },
   );
   return app;

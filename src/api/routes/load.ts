@@ -1,16 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { existingModel } from '../../store/models.ts';
+import { MAX_REPORTED_REQUESTS } from '../../domain/model.ts';
 import { LoadSignals } from '../../workflows/load-signals.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
+import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 
 const LoadReportSchema = z
   .strictObject({
-    in_flight: z.number().int().min(0).max(10_000_000),
-    waiting: z.number().int().min(0).max(10_000_000).default(0),
+    in_flight: z.number().int().min(0).max(MAX_REPORTED_REQUESTS),
+    waiting: z.number().int().min(0).max(MAX_REPORTED_REQUESTS).default(0),
     source: z
       .string()
       .regex(/^[A-Za-z0-9][\w.:-]{0,99}$/, {
@@ -45,13 +46,13 @@ export function loadRouter(deps: ApiDeps) {
           }),
           'accepted',
         ),
-        ...errors(400, 404, 413, 503),
+        ...errors(400, 404, 413, 429, 503),
       },
     }),
     async (c) => {
       const { name } = c.req.valid('param');
       const report = c.req.valid('json');
-      const model = await existingModel(sql, name);
+      const model = await existingModelInView(c, sql, name, 'report-load');
       await authorize(c, 'report-load', { scope: model.owner, model: name });
       const receipt = await loadSignals.report(model, report.source, report.in_flight, report.waiting);
       return c.json(receipt, 202);

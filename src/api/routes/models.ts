@@ -1,21 +1,23 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ACTIVE_STATES } from '../../domain/cluster.ts';
-import { NotFound } from '../../domain/errors.ts';
 import type { Model } from '../../domain/model.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
 import { loadOf } from '../../policy/load.ts';
 import { modelFigures } from '../../policy/model-figures.ts';
 import { isEmpty } from '../../policy/resources.ts';
 import { buildView } from '../../policy/view.ts';
-import { latestDecisions, listDecisions } from '../../store/decisions.ts';
-import { existingModel, getModel, listModels, markDeleting, putModel, setOwner } from '../../store/models.ts';
+import { latestDecisions, listDecisions, type StoredDecision } from '../../store/decisions.ts';
+import { getModel, listModels, markDeleting, noSuchModel, putModel, setOwner } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { authorize, permits, visibility } from '../auth/guard.ts';
+import { decisionsShown } from '../decisions-shown.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
+import { existingModelInView, modelInView } from '../model-in-view.ts';
 import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
+import { refuseBeyondScopeCap } from '../scope-caps.ts';
 import { resolveOrRefuse } from '../scopes.ts';
 import { tokensPerSec } from '../throughput.ts';
 
@@ -115,8 +117,8 @@ export function modelsRouter(deps: ApiDeps) {
   const { sql } = deps;
   const now = deps.now ?? Date.now;
 
-  /** The list view of models: replica counts, load and capacity at SLO, the newest decision. */
-  const summaries = async (names?: string[]) => {
+  /** The list view of models: replica counts, load and capacity at SLO, the newest decision as `shown`. */
+  const summaries = async (shown: (decision: StoredDecision) => StoredDecision, names?: string[]) => {
     const snapshot = await readSnapshot(sql, now(), deps.policy);
     const models = await listModels(sql, names);
     const last = await latestDecisions(
@@ -152,7 +154,7 @@ export function modelsRouter(deps: ApiDeps) {
         in_flight: loadOf(view, model.name).inFlight,
         capacity_at_slo: figures.capacity,
         status,
-        last_decision: decision,
+        last_decision: decision && shown(decision),
       };
       return { summary, replicas, profiles: model.profiles };
     });
@@ -169,7 +171,7 @@ export function modelsRouter(deps: ApiDeps) {
       responses: {
         200: jsonContent(z.object({ name: z.string() }), 'updated'),
         201: jsonContent(z.object({ name: z.string() }), 'created'),
-        ...errors(400, 413, 503),
+        ...errors(400, 409, 413, 503),
       },
     }),
     async (c) => {
@@ -190,9 +192,14 @@ export function modelsRouter(deps: ApiDeps) {
           400,
           `profile "${empty.name}" asks for no resources; give gpus, cores or memory_gib`,
         );
-      const owner = input.owner ? (await resolveOrRefuse(sql, input.owner)).key : null;
+      const owner = input.owner ? (await resolveOrRefuse(c, input.owner)).key : null;
+      const existing = await modelInView(c, sql, name, 'change-model');
+      // Model names are one namespace: a name taken outside the caller's view can only be refused, and
+      // the refusal names nothing of its owner.
+      if (!existing && (await getModel(sql, name))) {
+        throw new ApiError(409, `the name "${name}" is taken by a model of another scope; choose another`);
+      }
       // Both the owner it has and the one it gets must be the caller's to manage.
-      const existing = await getModel(sql, name);
       if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
       await authorize(c, 'change-model', { scope: owner, model: name });
       const model: Model = { name, ...input, owner };
@@ -202,7 +209,10 @@ export function modelsRouter(deps: ApiDeps) {
         'model.put',
         `model:${name}`,
         (tx) => getModel(tx, name),
-        (tx) => putModel(tx, model),
+        async (tx) => {
+          if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
+          return putModel(tx, model);
+        },
       );
       await deps.reconcilers.tell([name], 'specChanged');
       return c.json({ name }, created ? 201 : 200);
@@ -220,7 +230,9 @@ export function modelsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const shown = await visibility(c);
-      const visible = (await summaries()).filter(({ summary }) => shown(summary.owner));
+      const visible = (await summaries(await decisionsShown(c))).filter(({ summary }) =>
+        shown(summary.owner),
+      );
       return c.json(
         visible.map(({ summary }) => summary),
         200,
@@ -240,11 +252,10 @@ export function modelsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const [found] = await summaries([name]);
+      const shownDecision = await decisionsShown(c);
+      const [found] = await summaries(shownDecision, [name]);
       // A model the caller may not see is one it is not told of.
-      if (!found || !(await visibility(c))(found.summary.owner)) {
-        throw new NotFound(`there is no model "${name}"`);
-      }
+      if (!found || !(await visibility(c))(found.summary.owner)) throw noSuchModel(name);
       const detail = {
         ...found.summary,
         profiles: found.profiles,
@@ -252,7 +263,7 @@ export function modelsRouter(deps: ApiDeps) {
           ...r,
           created_at: new Date(r.created_at).toISOString(),
         })),
-        decisions: await listDecisions(sql, name, 10),
+        decisions: (await listDecisions(sql, name, 10)).map(shownDecision),
       };
       return c.json(detail as z.infer<typeof ModelDetailSchema>, 200);
     },
@@ -270,7 +281,8 @@ export function modelsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      await authorize(c, 'change-model', { scope: (await existingModel(sql, name)).owner, model: name });
+      const model = await existingModelInView(c, sql, name, 'change-model');
+      await authorize(c, 'change-model', { scope: model.owner, model: name });
       await recorded(
         c,
         sql,
@@ -278,7 +290,7 @@ export function modelsRouter(deps: ApiDeps) {
         `model:${name}`,
         (tx) => getModel(tx, name),
         async (tx) => {
-          if (!(await markDeleting(tx, name))) throw new NotFound(`there is no model "${name}"`);
+          if (!(await markDeleting(tx, name))) throw noSuchModel(name);
         },
       );
       await deps.reconcilers.tell([name], 'deleted');
@@ -305,8 +317,9 @@ export function modelsRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const { owner: text } = c.req.valid('json');
-      await authorize(c, 'change-model', { scope: (await existingModel(sql, name)).owner, model: name });
-      const owner = text === '' ? null : (await resolveOrRefuse(sql, text)).key;
+      const model = await existingModelInView(c, sql, name, 'change-model');
+      await authorize(c, 'change-model', { scope: model.owner, model: name });
+      const owner = text === '' ? null : (await resolveOrRefuse(c, text)).key;
       await authorize(c, 'change-model', { scope: owner, model: name });
       await recorded(
         c,
@@ -315,7 +328,7 @@ export function modelsRouter(deps: ApiDeps) {
         `model:${name}`,
         (tx) => getModel(tx, name),
         async (tx) => {
-          if (!(await setOwner(tx, name, owner))) throw new NotFound(`there is no model "${name}"`);
+          if (!(await setOwner(tx, name, owner))) throw noSuchModel(name);
         },
       );
       await deps.reconcilers.tell([name], 'ownerChanged');

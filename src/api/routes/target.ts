@@ -1,10 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { sizeForThroughput } from '../../policy/sizing.ts';
-import { existingModel, getModel, setTarget } from '../../store/models.ts';
+import { getModel, setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
+import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
@@ -47,7 +48,7 @@ export function targetRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const { tokens_per_sec, apply } = c.req.valid('json');
-      const model = await existingModel(deps.sql, name);
+      const model = await existingModelInView(c, deps.sql, name, 'change-model');
       await authorize(c, 'change-model', { scope: model.owner, model: name });
       const snapshot = await readSnapshot(deps.sql, (deps.now ?? Date.now)(), deps.policy);
       const plan = sizeForThroughput(snapshot, name, tokens_per_sec);

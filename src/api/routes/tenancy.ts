@@ -2,13 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { parseScopeKey, type ScopeKey, type ScopeKind, scopeKey } from '../../domain/scope.ts';
 import { scopeSegments } from '../../domain/scope-names.ts';
 import { newId } from '../../store/ids.ts';
-import { createScope, deleteScope, getScope, listScopes } from '../../store/tenancy.ts';
-import { authorize, permits, visibility } from '../auth/guard.ts';
+import { createScope, deleteScope, getScope, listScopes, noSuchScope } from '../../store/tenancy.ts';
+import { authorize, nameable, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ScopeNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
+import { refuseBeyondScopeCap } from '../scope-caps.ts';
 import { resolveOrRefuse } from '../scopes.ts';
 
 const BODY_LIMIT = 4 * 1024;
@@ -69,7 +70,7 @@ export function tenancyRouter(deps: ApiDeps) {
         const input = c.req.valid('json') as { name: string } & Record<string, string>;
         const parentKind = PARENT_KIND[kind];
         const parent =
-          parentKind && parentField ? await resolveOrRefuse(sql, input[parentField], parentKind) : null;
+          parentKind && parentField ? await resolveOrRefuse(c, input[parentField], parentKind) : null;
         if (parent && parent.kind !== parentKind) {
           throw new ApiError(
             400,
@@ -85,7 +86,10 @@ export function tenancyRouter(deps: ApiDeps) {
           `${kind}.create`,
           key,
           (tx) => getScope(tx, key),
-          (tx) => createScope(tx, kind, id, input.name, parent?.id ?? null),
+          async (tx) => {
+            await refuseBeyondScopeCap(c, tx, 'scopes', deps.scopeCaps);
+            await createScope(tx, kind, id, input.name, parent?.id ?? null);
+          },
         );
         const created = (await present(kind)).find((scope) => scope.id === id);
         return c.json(created as never, 201);
@@ -117,10 +121,9 @@ export function tenancyRouter(deps: ApiDeps) {
       async (c) => {
         const { id } = c.req.valid('param');
         const key = scopeKey(kind, id);
-        // A scope that does not exist is deleteScope's 404, not a refusal.
-        if ((await c.get('scopeTree')()).chain(key).length > 0) {
-          await authorize(c, 'delete-scope', { scope: key });
-        }
+        // A scope outside the caller's view is answered as one that does not exist, not refused.
+        if (!(await nameable(c))(key)) throw noSuchScope(kind, id);
+        await authorize(c, 'delete-scope', { scope: key });
         await recorded(
           c,
           sql,
