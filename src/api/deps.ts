@@ -1,3 +1,4 @@
+import type { ScopeCaps } from '../config.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import type { Sql } from '../store/db.ts';
 import type { Reconcilers } from '../workflows/client.ts';
@@ -10,4 +11,8 @@ export interface ApiDeps {
   temporalReachable: () => Promise<boolean>;
   policy: PolicySettings;
   now?: () => number;
+  /** How old the figures of GET /metrics and the reconcilers /readyz counts may be (default 5 s). */
+  metricsRefreshMs?: number;
+  /** The most models and scopes an operator may create within its scope (default DEFAULT_SCOPE_CAPS). */
+  scopeCaps?: ScopeCaps;
 }

@@ -2,9 +2,9 @@ import { Gauge, Registry } from 'prom-client';
 import { STATE_GAUGES, type StateFigures, type StateGauge } from './state-figures.ts';
 
 /**
- * The state gauges in a registry of their own. At each scrape every gauge takes its samples from
- * `current()`, the figures read from the store for that scrape, so all of them agree; none when the
- * read failed (no stale samples).
+ * The state gauges in a registry of their own. Each time it is written out, every gauge takes its
+ * samples from `current()`, the figures of one read of the store, so all of them agree; none when
+ * the read failed (no stale samples).
  */
 export function stateGauges(current: () => StateFigures | null): Registry {
   const registry = new Registry();

@@ -5,7 +5,7 @@ import { isStoreError } from './store-error.ts';
 
 type Activity = (...args: never[]) => Promise<unknown>;
 
-/** How the worker feeds the metrics: hooks for the activities and the policy cache, and store failures. */
+/** How the worker feeds the metrics: hooks for the activities, the policy cache and the reconciler check, and store failures. */
 export function workerMetrics(metrics: Metrics = processMetrics) {
   const activityHooks: Required<Pick<ActivityDeps, 'onDecision' | 'onReclaim'>> = {
     onDecision: (decision, passSeconds) => {
@@ -29,6 +29,7 @@ export function workerMetrics(metrics: Metrics = processMetrics) {
     },
   };
   metrics.storeErrors.inc({ op: 'policy_read' }, 0);
+  const onReconcilersRestarted = (models: string[]) => metrics.reconcilersRestarted.inc(models.length);
 
   /** The activities as they are, counting each store failure by the activity's name (op) before Temporal retries. */
   function countStoreErrors<T extends Record<string, Activity>>(activities: T): T {
@@ -48,5 +49,5 @@ export function workerMetrics(metrics: Metrics = processMetrics) {
     return Object.fromEntries(counted) as T;
   }
 
-  return { activityHooks, policyCacheEvents, countStoreErrors };
+  return { activityHooks, policyCacheEvents, countStoreErrors, onReconcilersRestarted };
 }

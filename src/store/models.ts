@@ -52,12 +52,8 @@ export async function getModel(sql: Db, name: string): Promise<StoredModel | und
   return (await listModels(sql, [name]))[0];
 }
 
-/** The model, or NotFound (404) naming it. */
-export async function existingModel(sql: Db, name: string): Promise<StoredModel> {
-  const model = await getModel(sql, name);
-  if (!model) throw new NotFound(`there is no model "${name}"`);
-  return model;
-}
+/** The answer (404) for a model that does not exist, or that the caller may not know of. */
+export const noSuchModel = (name: string) => new NotFound(`there is no model "${name}"`);
 
 /** Creates or replaces a model and its profiles in one transaction; true when it is new. */
 export async function putModel(sql: Db, model: Model): Promise<boolean> {
@@ -118,5 +114,11 @@ export async function modelsOwnedBy(sql: Sql, owners: ScopeKey[]): Promise<strin
   const rows = await sql<
     { name: string }[]
   >`select name from models where owner in ${sql(owners)} order by name`;
+  return rows.map((row) => row.name);
+}
+
+/** The names of all models, those being deleted too (their reconcilers drain them). */
+export async function modelNames(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`select name from models order by name`;
   return rows.map((row) => row.name);
 }

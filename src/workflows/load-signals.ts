@@ -14,6 +14,11 @@ import type { Reconcilers } from './client.ts';
 
 /** At most this many signals a second per model from one process ("a few times a second"). */
 const MIN_SIGNAL_GAP_MS = 250;
+/**
+ * A report that signals nothing still makes sure the model's reconciler runs (started again if it was
+ * terminated), at most once a second per model: one call to Temporal, which writes nothing when it runs.
+ */
+export const MIN_ENSURE_GAP_MS = 1000;
 
 export interface LoadReceipt {
   model: string;
@@ -30,6 +35,8 @@ export interface LoadReceipt {
  */
 export class LoadSignals {
   private readonly last = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
+  /** When each model's reconciler was last signalled or made sure of. */
+  private readonly ensured = new Map<string, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -40,8 +47,12 @@ export class LoadSignals {
 
   async report(model: Model, source: string, inFlight: number, waiting: number): Promise<LoadReceipt> {
     const { sql } = this;
-    await putLoadReport(sql, model.name, source, inFlight, waiting);
     const at = this.now();
+    await putLoadReport(sql, model.name, source, inFlight, waiting, {
+      now: at,
+      staleMs: this.settings.loadStaleMs,
+      maxSources: this.settings.loadSourcesMax,
+    });
     const [replicas, measurements, load] = await Promise.all([
       listReplicas(sql, { model: model.name, activeOnly: true }),
       listMeasurements(sql, model.name),
@@ -67,7 +78,11 @@ export class LoadSignals {
     const signalled = changed && (!last || at - last.at >= MIN_SIGNAL_GAP_MS);
     if (signalled) {
       this.last.set(model.name, { zone, capacity: figures.capacity, at });
+      this.ensured.set(model.name, at);
       await this.reconcilers.tell([model.name], 'loadChanged');
+    } else if (at - (this.ensured.get(model.name) ?? Number.NEGATIVE_INFINITY) >= MIN_ENSURE_GAP_MS) {
+      this.ensured.set(model.name, at);
+      await this.reconcilers.ensure([model.name]);
     }
     return { model: model.name, in_flight: total, capacity_at_slo: figures.capacity, zone, signalled };
   }

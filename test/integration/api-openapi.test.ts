@@ -7,7 +7,7 @@ import { createApp } from '../../src/api/app.ts';
 import type { Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { assertError } from '../support/assertions.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { idleReconcilers, type Stack, startStack } from '../support/stack.ts';
 
 /** Every path and method of API.md under /api/v1. */
 const CONTRACT: [string, string][] = [
@@ -90,7 +90,7 @@ describe('API description and operations', () => {
     it('describes every /api/v1 route the app serves', () => {
       const app = createApp({
         sql: stack.sql,
-        reconcilers: { tell: async () => {} },
+        reconcilers: idleReconcilers,
         temporalReachable: async () => true,
         policy: stack.config.policy,
       });
@@ -162,10 +162,10 @@ describe('API description and operations', () => {
     assert.deepEqual(await stack.call('GET', '/healthz'), { status: 200, body: { ok: true } });
   });
 
-  it('GET /readyz -> 200 when the store and Temporal answer', async () => {
+  it('GET /readyz -> 200 when the store and Temporal answer, with the count of missing reconcilers', async () => {
     assert.deepEqual(await stack.call('GET', '/readyz'), {
       status: 200,
-      body: { ok: true, store: 'up', temporal: 'up' },
+      body: { ok: true, store: 'up', temporal: 'up', reconcilers_missing: 0 },
     });
   });
 
@@ -176,7 +176,7 @@ describe('API description and operations', () => {
     const ask = async (sql: Sql, temporal: boolean) => {
       const app = createApp({
         sql,
-        reconcilers: { tell: async () => {} },
+        reconcilers: idleReconcilers,
         temporalReachable: async () => temporal,
         policy: stack.config.policy,
       });

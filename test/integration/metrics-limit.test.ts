@@ -83,7 +83,9 @@ describe('metrics of scopes at their limits', () => {
   const steadyReading = () =>
     eventually('a steady reading of /api/v1/quotas and /metrics', async () => {
       const before = await ok<QuotaRow[]>(stack, 'GET', '/api/v1/quotas');
-      const answer = await fetch(`${stack.url}/metrics`);
+      const answer = await fetch(`${stack.url}/metrics`, {
+        headers: { authorization: `Bearer ${stack.metricsToken}` },
+      });
       assert.equal(answer.status, 200);
       assert.match(answer.headers.get('content-type') ?? '', /^text\/plain/);
       const samples = parseMetrics(await answer.text());

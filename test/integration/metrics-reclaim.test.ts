@@ -34,7 +34,7 @@ describe('metrics of a reclaim', () => {
     await settledAt(stack, 'ml-chat', 1);
 
     await eventually('the reclaim in /metrics', async () => {
-      const text = await (await fetch(`${stack.url}/metrics`)).text();
+      const text = await stack.scrape();
       return text.includes(`llmgw_reclaims_total{from_scope="${teams.web}",for_scope="${teams.ml}"} 1`);
     });
   });

@@ -8,6 +8,7 @@ import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
+import type { Reconcilers } from '../../src/workflows/client.ts';
 import { sharedServices } from './services.ts';
 
 export interface Answer<T = any> {
@@ -23,6 +24,10 @@ export interface Stack {
   temporalAddress: string;
   /** The secret of the stack's admin token (LLMGW_ADMIN_TOKEN, stored as `bootstrap`). */
   adminToken: string;
+  /** The secret of the stack's metrics token (LLMGW_METRICS_TOKEN, stored as `metrics`). */
+  metricsToken: string;
+  /** GET /metrics with the metrics token, as Prometheus scrapes it: the text, or an error if refused. */
+  scrape(): Promise<string>;
   /**
    * Calls the API with the admin token, unless `headers.authorization` says otherwise (undefined: none).
    */
@@ -66,9 +71,13 @@ export async function startStack(
   for (const node of options.nodes ?? []) await putNode(sql, node);
 
   const adminToken = newSecret();
+  const metricsToken = newSecret();
   const config: Config = {
     ...readConfig({
       LLMGW_ADMIN_TOKEN: adminToken,
+      LLMGW_METRICS_TOKEN: metricsToken,
+      // Tests compare /metrics with what they just changed: every scrape reads the store.
+      LLMGW_METRICS_REFRESH_S: '0',
       LLMGW_RESYNC_S: '2',
       LLMGW_SIM_START_DELAY_MS: '200',
       LLMGW_DRAIN_GRACE_S: '0.2',
@@ -88,6 +97,15 @@ export async function startStack(
     temporal,
     temporalAddress: services.temporalAddress,
     adminToken,
+    metricsToken,
+    async scrape() {
+      const response = await fetch(`${api.url}/metrics`, {
+        headers: { authorization: `Bearer ${metricsToken}` },
+      });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`GET /metrics -> ${response.status} ${text}`);
+      return text;
+    },
     async call(method, path, body, headers = {}) {
       const given = {
         authorization: `Bearer ${adminToken}`,
@@ -145,6 +163,13 @@ export async function startStack(
 }
 
 const quiet = { info() {}, warn() {}, error: console.error };
+
+/** Reconcilers that are never told anything and all run: for an app or a driver tested without Temporal. */
+export const idleReconcilers: Reconcilers = {
+  tell: async () => {},
+  ensure: async () => [],
+  missing: async () => [],
+};
 
 /** A fresh, migrated database in the shared Postgres, for tests of the store alone. */
 export async function freshStore(): Promise<Sql> {

@@ -23,6 +23,7 @@ const DOCUMENTED_ENV = new Set([
   'TEMPORAL_NAMESPACE',
   'PORT',
   'LLMGW_ADMIN_TOKEN',
+  'LLMGW_METRICS_TOKEN',
   'LLMGW_METRICS_PORT',
   'LLMGW_SIM_CLUSTER',
   'LLMGW_SIM_START_DELAY_MS',
@@ -74,9 +75,11 @@ function sourceText(dir = resolve(root, 'src')): string {
     .join('\n');
 }
 
-const compose = interpolateDeep(parse(readRepoFile('docker-compose.yml'), { merge: true })) as {
+const rawCompose = parse(readRepoFile('docker-compose.yml'), { merge: true });
+const compose = interpolateDeep(rawCompose) as {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
+  secrets?: Record<string, { environment?: string; file?: string }>;
 };
 const services = compose.services;
 
@@ -425,6 +428,40 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it('publishes only the API beyond this host: the Temporal UI, Temporal and Prometheus on 127.0.0.1', () => {
+    for (const [name, svc] of Object.entries(services)) {
+      if (name === 'llmgw-api') continue;
+      for (const p of ports(svc)) {
+        if (p.published)
+          assert.equal(p.hostIp, '127.0.0.1', `${name} publishes ${p.published} on ${p.hostIp}`);
+      }
+    }
+    for (const name of ['temporal-ui', 'prometheus', 'temporal']) {
+      assert.ok(ports(service(name)).length > 0, `${name} is not published at all`);
+    }
+  });
+
+  it('turns off the write actions of the Temporal UI, which has no login', () => {
+    assert.equal(env(service('temporal-ui')).TEMPORAL_DISABLE_WRITE_ACTIONS, 'true');
+  });
+
+  it('gives Prometheus the secret of the metrics token that llmgw-api stores, from one variable', () => {
+    const raw = (rawCompose as { services: Record<string, Service> }).services['llmgw-api'].environment;
+    assert.match(String(raw.LLMGW_METRICS_TOKEN), /^\$\{LLMGW_METRICS_TOKEN:\?/, 'llmgw-api requires it');
+    const [secret] = Object.entries(compose.secrets ?? {}).filter(
+      ([, source]) => source.environment === 'LLMGW_METRICS_TOKEN',
+    );
+    assert.ok(secret, 'no secret is made from LLMGW_METRICS_TOKEN');
+    assert.ok(
+      [service('prometheus').secrets ?? []]
+        .flat()
+        .some((s: string | { source: string }) =>
+          typeof s === 'string' ? s === secret[0] : s.source === secret[0],
+        ),
+      `prometheus is not given the secret ${secret[0]}`,
+    );
+  });
+
   it('publishes every host port at most once', () => {
     const seen = new Map<string, string>();
     for (const [name, svc] of Object.entries(services)) {
@@ -577,6 +614,7 @@ describe('deploy/compose/prometheus.yml', () => {
     rule_files?: string[];
     scrape_configs?: {
       job_name: string;
+      authorization?: { type?: string; credentials_file?: string };
       static_configs?: { targets: string[] }[];
       dns_sd_configs?: { names: string[]; type?: string; port?: number }[];
     }[];
@@ -607,6 +645,18 @@ describe('deploy/compose/prometheus.yml', () => {
       scraped.has(`llmgw-worker:${env(worker).LLMGW_METRICS_PORT}`),
       'llmgw-worker metrics not scraped',
     );
+  });
+
+  it("scrapes the API's /metrics with the metrics token's secret as a bearer token", () => {
+    const api = (config.scrape_configs ?? []).find((job) =>
+      job.static_configs?.some((sc) => sc.targets.some((t) => hostPort(t).host === 'llmgw-api')),
+    );
+    assert.ok(api, 'no job scrapes llmgw-api');
+    assert.equal(api.authorization?.type ?? 'Bearer', 'Bearer');
+    const secret = Object.entries(compose.secrets ?? {}).find(
+      ([, source]) => source.environment === 'LLMGW_METRICS_TOKEN',
+    )?.[0];
+    assert.equal(api.authorization?.credentials_file, `/run/secrets/${secret}`);
   });
 
   it('loads alert rules from files mounted into the Prometheus container', () => {

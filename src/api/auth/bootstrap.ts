@@ -1,5 +1,5 @@
 import type { Sql } from '../../store/db.ts';
-import { hasLiveAdmin, tokensByHashPrefix } from '../../store/tokens.ts';
+import { hasLiveAdmin, type TokenGrant, tokensByHashPrefix } from '../../store/tokens.ts';
 import { issueToken } from './issue.ts';
 import { hashSecret, newSecret, sameHash } from './secrets.ts';
 
@@ -16,13 +16,27 @@ const admin = (name: string) => ({
  * (dev and serve), so that an installation's first admin comes from its environment. A start with the
  * same secret changes (and records) nothing.
  */
-export async function storeBootstrapAdmin(sql: Sql, secret: string): Promise<void> {
+export function storeBootstrapAdmin(sql: Sql, secret: string): Promise<void> {
+  return storeFromEnvironment(sql, admin('bootstrap'), secret, 'LLMGW_ADMIN_TOKEN');
+}
+
+/**
+ * LLMGW_METRICS_TOKEN: its secret is the metrics token named `metrics` (GET /metrics only), stored at
+ * each start of the API like the bootstrap admin, so that Prometheus can be given the same secret.
+ */
+export function storeMetricsToken(sql: Sql, secret: string): Promise<void> {
+  const grant = { name: 'metrics', role: 'metrics' as const, scope: null, models: null, expires_at: null };
+  return storeFromEnvironment(sql, grant, secret, 'LLMGW_METRICS_TOKEN');
+}
+
+/** Stores a token whose secret an environment variable gives, unless it is stored already as it is. */
+async function storeFromEnvironment(sql: Sql, grant: TokenGrant, secret: string, variable: string) {
   const hash = hashSecret(secret);
   const stored = (await tokensByHashPrefix(sql, hash)).find(
-    (t) => t.name === 'bootstrap' && sameHash(t.secret_sha256, hash),
+    (t) => t.name === grant.name && sameHash(t.secret_sha256, hash),
   );
-  if (stored?.role === 'admin' && stored.scope === null && stored.expires_at === null) return;
-  await issueToken(sql, admin('bootstrap'), secret, 'LLMGW_ADMIN_TOKEN', { replace: true });
+  if (stored?.role === grant.role && stored.scope === null && stored.expires_at === null) return;
+  await issueToken(sql, grant, secret, variable, { replace: true });
 }
 
 /**

@@ -1,8 +1,11 @@
 import type { Hono } from 'hono';
 import type { ApiDeps } from '../deps.ts';
 
-/** Open to all (no credentials): liveness and readiness for load balancers and orchestrators. */
-export function healthRoutes(app: Hono, deps: ApiDeps) {
+/**
+ * Open to all (no credentials): liveness and readiness for load balancers and orchestrators. Readiness
+ * also counts the models whose reconciler is not running (a count only: no credentials, no names).
+ */
+export function healthRoutes(app: Hono, deps: ApiDeps, missingReconcilers: () => Promise<number>) {
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {
     const [store, temporal] = await Promise.all([
@@ -15,6 +18,8 @@ export function healthRoutes(app: Hono, deps: ApiDeps) {
     const down = [store ? null : 'the store (Postgres)', temporal ? null : 'Temporal'].filter(Boolean);
     if (down.length > 0)
       return c.json({ error: `${down.join(' and ')} ${down.length > 1 ? 'are' : 'is'} unreachable` }, 503);
-    return c.json({ ok: true, store: 'up', temporal: 'up' });
+    // Reported, not unready: this API serves, and the worker starts those reconcilers again.
+    const missing = await missingReconcilers().catch(() => undefined);
+    return c.json({ ok: true, store: 'up', temporal: 'up', reconcilers_missing: missing });
   });
 }

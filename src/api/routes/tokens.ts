@@ -13,6 +13,7 @@ import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
 import { resolveOrRefuse } from '../scopes.ts';
+import { TimestampSchema } from '../timestamps.ts';
 
 /** Token names are who made a change (`updated_by`, the audit log): an e-mail address fits. */
 const TokenNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, {
@@ -32,7 +33,7 @@ const TokenInputSchema = z
       .max(100)
       .optional()
       .openapi({ description: 'the only models a reporter may report load for' }),
-    expires_at: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }).optional(),
+    expires_at: TimestampSchema.optional(),
   })
   .openapi('TokenInput');
 
@@ -58,12 +59,14 @@ const TokenViewSchema = z
   })
   .openapi('Token');
 
-/** Checks what a role may be given: an operator needs a scope, only a reporter takes models. */
+/** Checks what a role may be given: an operator needs a scope, admin and metrics take none, only a reporter takes models. */
 function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
   if (input.role === 'operator' && !input.scope)
     throw new ApiError(400, 'an operator token needs a scope: the one it manages beneath');
   if (input.role === 'admin' && input.scope)
     throw new ApiError(400, 'an admin token takes no scope: it may do anything anywhere');
+  if (input.role === 'metrics' && input.scope)
+    throw new ApiError(400, 'a metrics token takes no scope: the metrics cover every tenant');
   if (input.models && input.role !== 'reporter')
     throw new ApiError(400, 'only a reporter token is limited to models');
   if (input.expires_at && Date.parse(input.expires_at) <= now)
@@ -92,7 +95,7 @@ export function tokensRouter(deps: ApiDeps) {
       const grant: TokenGrant = {
         name: input.name,
         role: input.role,
-        scope: input.scope ? (await resolveOrRefuse(sql, input.scope)).key : null,
+        scope: input.scope ? (await resolveOrRefuse(c, input.scope)).key : null,
         models: input.models ?? null,
         expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
       };

@@ -37,6 +37,7 @@ const ROLES_HELP = [
   '  operator  projects, quotas and models beneath --scope (models owned by the scope itself too)',
   '  viewer    reads only; with --scope, only that subtree',
   '  reporter  only reports load (model load); with --models or --scope, only for those models',
+  "  metrics   only reads GET /metrics (for Prometheus: every tenant's figures)",
 ].join('\n');
 
 export const TOKEN_COMMANDS: Command[] = [
@@ -54,7 +55,7 @@ export const TOKEN_COMMANDS: Command[] = [
       role: {
         type: 'string',
         value: 'ROLE',
-        description: 'admin, operator, viewer or reporter',
+        description: 'admin, operator, viewer, reporter or metrics',
         required: true,
       },
       scope: {

@@ -1,0 +1,88 @@
+// The state figures of GET /metrics are read at most every few seconds for all scrapers
+// (src/metrics/shared-reading.ts): one read at a time, waited for by whoever comes meanwhile.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_POLICY_SETTINGS } from '../../src/domain/snapshot.ts';
+import { apiMetrics } from '../../src/metrics/api-metrics.ts';
+import { createMetrics } from '../../src/metrics/registry.ts';
+import { sharedReading } from '../../src/metrics/shared-reading.ts';
+import type { Sql } from '../../src/store/db.ts';
+
+/** A read that counts itself and resolves (or rejects) when the test says. */
+function controlledRead() {
+  const pending: { resolve: (value: number) => void; reject: (error: Error) => void }[] = [];
+  return {
+    pending,
+    read: () => new Promise<number>((resolve, reject) => pending.push({ resolve, reject })),
+  };
+}
+
+describe('a shared reading', () => {
+  it('is read once for the callers that come while it runs, and kept for maxAgeMs', async () => {
+    let now = 0;
+    const { pending, read } = controlledRead();
+    const reading = sharedReading(read, 5000, () => now);
+    const waiting = [reading(), reading(), reading()];
+    assert.equal(pending.length, 1, 'one read in flight');
+    pending[0].resolve(7);
+    assert.deepEqual(await Promise.all(waiting), [7, 7, 7]);
+    now = 4999;
+    assert.equal(await reading(), 7);
+    assert.equal(pending.length, 1, 'kept while younger than maxAgeMs');
+    now = 5000;
+    const next = reading();
+    assert.equal(pending.length, 2, 'read again once as old as maxAgeMs');
+    pending[1].resolve(8);
+    assert.equal(await next, 8);
+  });
+
+  it('does not keep a failed read: its callers get the error, the next caller reads again', async () => {
+    const { pending, read } = controlledRead();
+    const reading = sharedReading(read, 60_000, () => 0);
+    const failed = [reading(), reading()];
+    pending[0].reject(new Error('store down'));
+    for (const call of failed) await assert.rejects(call, /store down/);
+    const retried = reading();
+    assert.equal(pending.length, 2);
+    pending[1].resolve(1);
+    assert.equal(await retried, 1);
+  });
+
+  it('gives a caller that knows of a change a read begun after it, kept or under way', async () => {
+    let now = 0;
+    const { pending, read } = controlledRead();
+    const reading = sharedReading(read, 5000, () => now);
+    const first = reading();
+    now = 10;
+    const afterChange = reading(10);
+    assert.equal(pending.length, 2, 'the read under way began before the change: another one begins');
+    const joined = reading(5);
+    assert.equal(pending.length, 2, 'a read begun after the change is joined');
+    pending[0].resolve(1);
+    pending[1].resolve(2);
+    assert.deepEqual(await Promise.all([first, afterChange, joined]), [1, 2, 2]);
+    now = 20;
+    assert.equal(await reading(10), 2, 'the kept read began at the change: it will do');
+    const newer = reading(11);
+    assert.equal(pending.length, 3, 'the kept read is older than the change');
+    pending[2].resolve(3);
+    assert.equal(await newer, 3);
+  });
+});
+
+describe("the API's scrapes", () => {
+  it('that come together read the store once: one failed read counts one store error', async () => {
+    const metrics = createMetrics();
+    const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    // Fails a moment later, as a store that does not answer, so that the scrapes overlap. A read's
+    // queries after its first failure are never awaited: they are marked as handled.
+    const sql = (() => {
+      const query = new Promise((_, reject) => setTimeout(() => reject(down), 20));
+      query.catch(() => {});
+      return query;
+    }) as unknown as Sql;
+    const api = apiMetrics({ sql, policy: DEFAULT_POLICY_SETTINGS, metricsRefreshMs: 5000 }, metrics);
+    const texts = await Promise.all(Array.from({ length: 5 }, () => api.scrape()));
+    for (const text of texts) assert.match(text, /^llmgw_store_errors_total\{op="metrics_scrape"\} 1$/m);
+  });
+});
