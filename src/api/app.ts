@@ -1,9 +1,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { Conflict, InvalidInput, NotFound } from '../domain/errors.ts';
-import { apiMetrics } from '../metrics/api-metrics.ts';
+import { Conflict, InvalidInput, NotFound, TooMany } from '../domain/errors.ts';
+import { apiMetrics, DEFAULT_METRICS_REFRESH_MS } from '../metrics/api-metrics.ts';
+import { processMetrics } from '../metrics/registry.ts';
+import { sharedReading } from '../metrics/shared-reading.ts';
 import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
+import { modelNames } from '../store/models.ts';
 import { authenticate } from './auth/authenticate.ts';
+import { authFailures } from './auth/failures.ts';
+import { permits } from './auth/guard.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
 import { errorBody, toErrorResponse, validationHook } from './http.ts';
@@ -22,17 +27,26 @@ import { tokensRouter } from './routes/tokens.ts';
 import { treeRouter } from './routes/tree.ts';
 
 /** The HTTP API of API.md: one router per resource under /api/v1, its OpenAPI document and docs. */
-export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) {
+export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = console) {
   const app = new OpenAPIHono({ defaultHook: validationHook });
-  healthRoutes(app, deps);
-  // Open to all, like the health routes: Prometheus scrapes without credentials.
-  const metrics = apiMetrics(deps);
-  app.get('/metrics', async (c) =>
+  const now = deps.now ?? Date.now;
+  const failures = authFailures({ sql: deps.sql, counter: processMetrics.authFailures, log, now });
+  const authenticated = authenticate(deps.sql, now, failures);
+  // /readyz and llmgw_reconcilers_missing share one look at Temporal, taken at most every few seconds.
+  const missingReconcilers = sharedReading(
+    async () => (await deps.reconcilers.missing(await modelNames(deps.sql))).length,
+    deps.metricsRefreshMs ?? DEFAULT_METRICS_REFRESH_MS,
+  );
+  healthRoutes(app, deps, missingReconcilers);
+  // The metrics name every tenant's scopes and models: an admin or a metrics token (Prometheus) reads them.
+  const metrics = apiMetrics({ ...deps, missingReconcilers });
+  app.use('/metrics', authenticated);
+  app.get('/metrics', permits('read-metrics'), async (c) =>
     c.body(await metrics.scrape(), 200, { 'content-type': metrics.contentType }),
   );
 
   // Everything under /api/v1 needs a bearer token; each route declares what its role must be allowed.
-  app.use('/api/v1/*', authenticate(deps.sql, deps.now ?? Date.now));
+  app.use('/api/v1/*', authenticated);
   const routers = [
     tenancyRouter,
     treeRouter,
@@ -75,6 +89,7 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'error'> = console) 
     if (error instanceof InvalidInput) return c.json(errorBody(error.message), 400);
     if (error instanceof NotFound) return c.json(errorBody(error.message), 404);
     if (error instanceof Conflict) return c.json(errorBody(error.message), 409);
+    if (error instanceof TooMany) return c.json(errorBody(error.message), 429);
     if (isUnstorableText(error)) {
       return c.json(
         errorBody('the request holds a character the store cannot keep (such as NUL); remove it'),

@@ -18,10 +18,22 @@ const amount = () =>
     .min(0, { error: 'must not be negative' })
     .max(1e12, { error: 'must be at most 1e12' });
 
+/**
+ * Cores and GiB count in thousandths (GPUs whole): an amount below the unit but not 0 (1e-300) would
+ * round to nothing in sums and so pass every limit. A value is taken when it is the number written
+ * with at most 3 decimals, which refuses both.
+ */
+const inThousandths = (value: number) => Number(value.toFixed(3)) === value;
+
+const fractional = () =>
+  amount()
+    .refine(inThousandths, { error: 'must have at most 3 decimals (it counts in steps of 0.001)' })
+    .openapi({ description: 'at most 3 decimals (steps of 0.001)' });
+
 export const ResourcesSchema = z
   .strictObject({
     gpus: amount().int({ error: 'must be a whole number' }).optional(),
-    cores: amount().optional(),
-    memory_gib: amount().optional(),
+    cores: fractional().optional(),
+    memory_gib: fractional().optional(),
   })
   .openapi('Resources', { example: { gpus: 8, cores: 64, memory_gib: 512 } });

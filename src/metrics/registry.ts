@@ -37,10 +37,21 @@ export function createMetrics(registry = new Registry()) {
       labelNames: ['from_scope', 'for_scope'] as const,
       registers,
     }),
+    reconcilersRestarted: new Counter({
+      name: 'llmgw_reconcilers_restarted_total',
+      help: "Reconcilers the worker's periodic check found not running for a model that exists, and started again.",
+      registers,
+    }),
     storeErrors: new Counter({
       name: 'llmgw_store_errors_total',
       help: 'Store (Postgres) operations that failed, by operation.',
       labelNames: ['op'] as const,
+      registers,
+    }),
+    authFailures: new Counter({
+      name: 'llmgw_auth_failures_total',
+      help: 'API requests refused for want of a valid bearer token, by reason (missing, malformed, unknown, expired).',
+      labelNames: ['reason'] as const,
       registers,
     }),
   };

@@ -43,3 +43,14 @@ export async function listAudit(db: Db, limit: number): Promise<AuditEntry[]> {
     select id, at, actor, action, target, before, after from audit_log order by id desc limit ${limit}`;
   return rows.map((row) => ({ ...row, id: Number(row.id), at: row.at.toISOString() }));
 }
+
+/** Records what changed nothing but must be told (a use of an expired token): `detail` is its `after`. */
+export async function recordEvent(
+  db: Db,
+  what: { actor: string; action: string; target: string },
+  detail: JSONValue,
+): Promise<void> {
+  await db`
+    insert into audit_log (actor, action, target, before, after)
+    values (${what.actor}, ${what.action}, ${what.target}, null, ${db.json(detail)})`;
+}

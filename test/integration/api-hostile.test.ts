@@ -4,22 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/store/ids.ts';
+import { storeRows } from '../support/assertions.ts';
 import { type Answer, type Stack, startStack } from '../support/stack.ts';
-
-const TABLES = [
-  'orgs',
-  'teams',
-  'projects',
-  'capacity_quotas',
-  'models',
-  'profiles',
-  'measurements',
-  'nodes',
-  'replicas',
-  'load_reports',
-  'api_tokens',
-  'audit_log',
-];
 
 const nested = (levels: number, open: string, close: string, inner = '1') =>
   `${open.repeat(levels)}${inner}${close.repeat(levels)}`;
@@ -29,14 +15,7 @@ describe('hostile input', () => {
   const model = `hostile-${newId().slice(0, 6)}`;
   const profiles = [{ name: 'gpu', resources: { gpus: 1 } }];
 
-  /** Every row of every table, so that "nothing changed" means nothing. */
-  const store = async () => {
-    const all: Record<string, unknown> = {};
-    for (const table of TABLES) {
-      all[table] = await stack.sql`select to_jsonb(t) as row from ${stack.sql(table)} t order by 1`;
-    }
-    return JSON.parse(JSON.stringify(all));
-  };
+  const store = () => storeRows(stack.sql);
 
   /** Each answer a 4xx `{"error": "<one sentence>"}`; the failures, described. */
   const refusals = (answers: [string, Answer][], status?: number | RegExp) =>

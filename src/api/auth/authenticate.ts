@@ -1,8 +1,10 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Sql } from '../../store/db.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { tokensByHashPrefix } from '../../store/tokens.ts';
 import { errorBody } from '../http.ts';
+import type { AuthFailures } from './failures.ts';
 import { type ScopeTree, scopeTree } from './guard.ts';
 import { hashSecret, sameHash } from './secrets.ts';
 
@@ -12,17 +14,27 @@ const BEARER = /^Bearer +([\w\-.~+/]{1,512}=*) *$/i;
 /**
  * Every /api/v1 request: finds the token of its `Authorization: Bearer` header (401 without a valid
  * one) and keeps its identity for the routes, whose permissions decide the rest. The store is asked
- * on every request, so a revoked token stops working at once on every API process.
+ * on every request, so a revoked token stops working at once on every API process. Each refusal is
+ * counted and logged (failures.ts).
  */
-export function authenticate(sql: Sql, now: () => number): MiddlewareHandler {
+export function authenticate(sql: Sql, now: () => number, failures: AuthFailures): MiddlewareHandler {
   return async (c, next) => {
-    const secret = BEARER.exec(c.req.header('authorization') ?? '')?.[1];
-    if (!secret) return unauthorized(c, 'send the header Authorization: Bearer <token>');
+    const header = c.req.header('authorization');
+    const secret = BEARER.exec(header ?? '')?.[1];
+    if (!secret) {
+      failures.refused(header === undefined ? 'missing' : 'malformed', sourceAddress(c));
+      return unauthorized(c, 'send the header Authorization: Bearer <token>');
+    }
     const hash = hashSecret(secret);
     const token = (await tokensByHashPrefix(sql, hash)).find((t) => sameHash(t.secret_sha256, hash));
-    if (!token) return unauthorized(c, 'this one is unknown or was revoked');
+    if (!token) {
+      failures.refused('unknown', sourceAddress(c));
+      return unauthorized(c, UNKNOWN);
+    }
+    // Answered as an unknown token, so that the answer does not tell that this one existed.
     if (token.expires_at && Date.parse(token.expires_at) <= now()) {
-      return unauthorized(c, `this one expired at ${token.expires_at}`);
+      failures.expired({ name: token.name, expires_at: token.expires_at }, sourceAddress(c));
+      return unauthorized(c, UNKNOWN);
     }
     c.set('identity', { name: token.name, role: token.role, scope: token.scope, models: token.models });
     let tree: Promise<ScopeTree> | undefined;
@@ -33,6 +45,12 @@ export function authenticate(sql: Sql, now: () => number): MiddlewareHandler {
     await next();
   };
 }
+
+const UNKNOWN = 'this one is unknown, was revoked or expired';
+
+/** The peer of the connection (not a forwarded-for header, which anyone can write). */
+const sourceAddress = (c: Context): string =>
+  (c.env?.incoming ? getConnInfo(c).remote.address : undefined) ?? 'an unknown address';
 
 const unauthorized = (c: Context, why: string) =>
   c.json(errorBody(`a valid bearer token is needed: ${why}`), 401, { 'www-authenticate': 'Bearer' });

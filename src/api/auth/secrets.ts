@@ -13,3 +13,19 @@ export const hashSecret = (secret: string): Buffer => createHash('sha256').updat
 
 /** Compares two hashes in constant time, so that how long it takes tells nothing about a stored hash. */
 export const sameHash = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
+
+/** The least estimated strength of a secret given in the environment (LLMGW_ADMIN_TOKEN), in bits. */
+export const STRONG_SECRET_BITS = 128;
+
+/**
+ * A secret's strength as its characters tell it: its length times the entropy of how often each
+ * character occurs. It cannot see patterns, only repeats (32 times `a` is 0 bits), and it is below
+ * the truth for random secrets (32 random bytes in base64 or hex estimate at least 180 bits).
+ */
+export function estimatedBits(secret: string): number {
+  const counts = new Map<string, number>();
+  for (const char of secret) counts.set(char, (counts.get(char) ?? 0) + 1);
+  let bits = 0;
+  for (const count of counts.values()) bits -= count * Math.log2(count / secret.length);
+  return bits;
+}

@@ -1,14 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Db } from '../../store/db.ts';
 import { listMeasurements, putMeasurement } from '../../store/measurements.ts';
-import { existingModel, listModels } from '../../store/models.ts';
+import { listModels } from '../../store/models.ts';
 import { authorize, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
+import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
 import { tokensPerSec } from '../throughput.ts';
+import { TimestampSchema } from '../timestamps.ts';
 
 const BODY_LIMIT = 256 * 1024;
 const ms = z.number().finite().min(0);
@@ -32,7 +34,7 @@ const MeasurementSchema = z
       .max(1000)
       .optional(),
     tool: z.string().max(100).optional(),
-    measured_at: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp' }).optional(),
+    measured_at: TimestampSchema.optional(),
   })
   .openapi('Measurement');
 
@@ -62,7 +64,7 @@ export function measurementsRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const input = c.req.valid('json');
-      const model = await existingModel(sql, input.model);
+      const model = await existingModelInView(c, sql, input.model, 'change-model');
       await authorize(c, 'change-model', { scope: model.owner, model: model.name });
       if (!model.profiles.some((p) => p.name === input.profile)) {
         throw new ApiError(400, `model ${input.model} has no profile "${input.profile}"`);

@@ -1,0 +1,49 @@
+// LLMGW_ADMIN_TOKEN must be hard to guess (issue 19, item 9): a secret whose characters repeat is refused
+// at start with a sentence saying how to make one; random secrets of 32 bytes always pass.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { estimatedBits, newSecret } from '../../src/api/auth/secrets.ts';
+import { ConfigError, readConfig } from '../../src/config.ts';
+
+describe('LLMGW_ADMIN_TOKEN strength', () => {
+  it('refuses secrets of 32 or more characters that repeat too few of them', () => {
+    for (const weak of [
+      'a'.repeat(32),
+      'ab'.repeat(16),
+      'abcdefgh'.repeat(4),
+      'password1234password1234password',
+    ]) {
+      assert.throws(
+        () => readConfig({ LLMGW_ADMIN_TOKEN: weak }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          /^LLMGW_ADMIN_TOKEN is too easy to guess \(its characters repeat: about \d+ bits, 128 needed\); make one with: openssl rand -base64 32$/.test(
+            error.message,
+          ),
+        weak,
+      );
+    }
+  });
+
+  it('takes every secret that llmgw, openssl rand -base64 32 and openssl rand -hex 32 make', () => {
+    let weakest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 2000; i += 1) {
+      for (const secret of [
+        newSecret(),
+        randomBytes(32).toString('base64'),
+        randomBytes(32).toString('hex'),
+      ]) {
+        assert.equal(readConfig({ LLMGW_ADMIN_TOKEN: secret }).adminToken, secret);
+        weakest = Math.min(weakest, estimatedBits(secret));
+      }
+    }
+    assert.ok(weakest > 160, `the weakest estimate was ${weakest} bits, far above the 128 needed`);
+  });
+
+  it('estimates bits from how often each character occurs', () => {
+    assert.equal(estimatedBits('a'.repeat(40)), 0);
+    assert.equal(estimatedBits('ab'.repeat(20)), 40);
+    assert.equal(estimatedBits('abcd'.repeat(10)), 80);
+  });
+});
