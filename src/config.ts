@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { estimatedBits, STRONG_SECRET_BITS } from './api/auth/secrets.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 
 /** Everything llmgw reads from its environment; names as ARCHITECTURE.md lists them. */
@@ -20,10 +21,29 @@ export interface Config {
   simStartDelayMs: number;
   drainGraceMs: number;
   adminToken?: string;
+  /** The secret of the metrics token (GET /metrics), stored at each start of the API. */
+  metricsToken?: string;
+  /** How old the state figures of GET /metrics may be: one store read serves every scrape meanwhile. */
+  metricsRefreshMs: number;
+  /** How often the worker looks for models whose reconciler is not running, and starts them. */
+  reconcilerCheckMs: number;
+  /** Reconcilers a worker keeps in memory between passes (Temporal's workflow cache); the others replay. */
+  workflowCache: number;
+  /** The most models within an operator's scope, and scopes beneath it, it may create (admins: no cap). */
+  scopeCaps: ScopeCaps;
   metricsPort?: number;
   taskQueue: string;
   policy: PolicySettings;
 }
+
+export interface ScopeCaps {
+  models: number;
+  /** Projects beneath a team; teams and their projects beneath an org. */
+  scopes: number;
+}
+
+/** LLMGW_MAX_MODELS_PER_SCOPE and LLMGW_MAX_PROJECTS_PER_SCOPE when not set. */
+export const DEFAULT_SCOPE_CAPS: ScopeCaps = { models: 1000, scopes: 100 };
 
 export class ConfigError extends Error {}
 
@@ -40,14 +60,32 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { intege
 const port = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
   number(env, name, fallback, { integer: true, min: 1 });
 
-export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
+/** A token's secret given by the environment (LLMGW_ADMIN_TOKEN, LLMGW_METRICS_TOKEN); undefined when unset. */
+function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
   // Only its hash is kept, which protects a long random secret but not a short one (api/auth/secrets.ts);
   // and it travels as a bearer token, whose characters are few (RFC 6750).
-  if (env.LLMGW_ADMIN_TOKEN && !/^[\w\-.~+/]{32,512}=*$/.test(env.LLMGW_ADMIN_TOKEN)) {
+  if (value && !/^[\w\-.~+/]{32,512}=*$/.test(value)) {
     throw new ConfigError(
-      'LLMGW_ADMIN_TOKEN must be 32 to 512 letters, digits or "-._~+/"; make one with: openssl rand -base64 32',
+      `${name} must be 32 to 512 letters, digits or "-._~+/"; make one with: openssl rand -base64 32`,
     );
+  }
+  const bits = value ? estimatedBits(value) : STRONG_SECRET_BITS;
+  if (bits < STRONG_SECRET_BITS) {
+    throw new ConfigError(
+      `${name} is too easy to guess (its characters repeat: about ${Math.floor(bits)} bits, ${STRONG_SECRET_BITS} needed); make one with: openssl rand -base64 32`,
+    );
+  }
+  return value || undefined;
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
+  const adminToken = secret(env, 'LLMGW_ADMIN_TOKEN');
+  const metricsToken = secret(env, 'LLMGW_METRICS_TOKEN');
+  // One secret for two tokens would make the admin's the one that Prometheus keeps in a file.
+  if (metricsToken && metricsToken === adminToken) {
+    throw new ConfigError('LLMGW_METRICS_TOKEN must differ from LLMGW_ADMIN_TOKEN');
   }
   return {
     databaseUrl: env.DATABASE_URL || undefined,
@@ -63,13 +101,25 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     resyncMs: number(env, 'LLMGW_RESYNC_S', 30, { min: 0.1 }) * 1000,
     simStartDelayMs: number(env, 'LLMGW_SIM_START_DELAY_MS', 2000),
     drainGraceMs: number(env, 'LLMGW_DRAIN_GRACE_S', 30) * 1000,
-    adminToken: env.LLMGW_ADMIN_TOKEN || undefined,
+    adminToken,
+    metricsToken,
+    metricsRefreshMs: number(env, 'LLMGW_METRICS_REFRESH_S', 5) * 1000,
+    reconcilerCheckMs: number(env, 'LLMGW_RECONCILER_CHECK_S', 60, { min: 0.1 }) * 1000,
+    workflowCache: number(env, 'LLMGW_WORKFLOW_CACHE', 1000, { integer: true, min: 2 }),
+    scopeCaps: {
+      models: number(env, 'LLMGW_MAX_MODELS_PER_SCOPE', DEFAULT_SCOPE_CAPS.models, { integer: true, min: 1 }),
+      scopes: number(env, 'LLMGW_MAX_PROJECTS_PER_SCOPE', DEFAULT_SCOPE_CAPS.scopes, {
+        integer: true,
+        min: 1,
+      }),
+    },
     metricsPort,
     taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
     policy: {
       ...DEFAULT_POLICY_SETTINGS,
       scaleDownWindowMs: number(env, 'LLMGW_SCALE_DOWN_WINDOW_S', 120) * 1000,
       loadStaleMs: number(env, 'LLMGW_LOAD_STALE_S', 60, { min: 0.1 }) * 1000,
+      loadSourcesMax: number(env, 'LLMGW_LOAD_SOURCES_MAX', 64, { integer: true, min: 1 }),
     },
   };
 }

@@ -2,17 +2,19 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ClusterDriver } from '../cluster/driver.ts';
 import type { Config } from '../config.ts';
 import type { Decision } from '../domain/decision.ts';
-import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
+import type { ModelMemory } from '../domain/snapshot.ts';
+import { sharedReading } from '../metrics/shared-reading.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { decideModel } from '../policy/decide.ts';
-import { buildView } from '../policy/view.ts';
+import { resyncAfter } from '../policy/resync.ts';
+import { buildView, type View } from '../policy/view.ts';
 import type { Sql } from '../store/db.ts';
 import { guarded } from '../store/db.ts';
 import { recordDecision } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
 import { admitStart, reserve } from '../store/reservations.ts';
-import { readLiveState } from '../store/snapshot.ts';
+import { type QuotaPolicy, readLiveState } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
 export interface ActivityDeps {
@@ -38,18 +40,36 @@ export interface PassPlan {
   resyncMs: number;
 }
 
+/** The longest a resync pass's view of the live state may be shared (shorter with a short resync period). */
+const LIVE_STATE_MAX_AGE_MS = 5_000;
+
 /** The reconciler's activities. Each one is idempotent: Temporal may run it again after a failure. */
 export function createActivities(deps: ActivityDeps) {
   const { sql, driver, config } = deps;
   const now = deps.now ?? Date.now;
 
-  const snapshotNow = async (policyChangedAt?: number): Promise<Snapshot> => {
-    const at = now();
-    const [policy, live] = await Promise.all([
-      deps.policyCache.get(policyChangedAt),
-      readLiveState(sql, at, config.policy),
-    ]);
-    return { now: at, settings: config.policy, ...policy, ...live };
+  // Passes that nothing told of a change (resyncs) share one read of the live state, and the view built
+  // on it, for a few seconds: idle models cost the store a read per worker, not one each.
+  const liveState = sharedReading(
+    async () => {
+      const at = now();
+      return { at, state: await readLiveState(sql, at, config.policy) };
+    },
+    Math.min(LIVE_STATE_MAX_AGE_MS, config.resyncMs / 2),
+    now,
+  );
+  let built: { policy: QuotaPolicy; live: Awaited<ReturnType<typeof liveState>>; view: View } | null = null;
+  /** The view of the store as it was at `freshAfter` or later (a pass woken by a change asks for now). */
+  const viewNow = async (policyChangedAt: number | undefined, freshAfter: number): Promise<View> => {
+    const [policy, live] = await Promise.all([deps.policyCache.get(policyChangedAt), liveState(freshAfter)]);
+    if (built?.policy !== policy || built.live !== live) {
+      built = {
+        policy,
+        live,
+        view: buildView({ now: live.at, settings: config.policy, ...policy, ...live.state }),
+      };
+    }
+    return built.view;
   };
 
   /**
@@ -65,19 +85,22 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   return {
-    /** Reads the state (the quota policy from the cache) and decides one step for the model. */
+    /**
+     * Reads the state (the quota policy from the cache; the live state as it was at `freshAfter` or
+     * later, now when not given) and decides one step for the model.
+     */
     async planPass(input: {
       model: string;
       memory: ModelMemory;
       policyChangedAt?: number;
+      freshAfter?: number;
     }): Promise<PassPlan | { exists: false }> {
       return guarded(async () => {
         const started = performance.now();
-        const snapshot = await snapshotNow(input.policyChangedAt);
-        const model = snapshot.models.find((m) => m.name === input.model);
+        const view = await viewNow(input.policyChangedAt, input.freshAfter ?? now());
+        const model = view.models.get(input.model);
         if (!model) return { exists: false as const };
         const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
-        const view = buildView(snapshot);
         const decision = decideModel(view, model.name, { ...input.memory, backedOffUntil: backoff });
         deps.onDecision?.(decision, (performance.now() - started) / 1000);
         return {
@@ -90,7 +113,7 @@ export function createActivities(deps: ActivityDeps) {
             .filter((r) => r.state === 'pending')
             .map((r) => r.id),
           backedOffUntil: backoff,
-          resyncMs: config.resyncMs,
+          resyncMs: resyncAfter(view, decision, config.resyncMs),
         };
       });
     },

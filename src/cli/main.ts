@@ -1,3 +1,4 @@
+import { forgetSecrets } from '../child-process.ts';
 import { ConfigError, readConfig } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
@@ -49,6 +50,8 @@ const DEMO_DEFAULTS = { LLMGW_SCALE_DOWN_WINDOW_S: '30', LLMGW_RESYNC_S: '10' };
 async function main(command: string | undefined) {
   const demo = command === 'dev' && process.argv.includes('--demo');
   const config = readConfig(demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
+  // Config keeps the secrets; the children of this process (the ones libraries start too) do not get them.
+  forgetSecrets();
   switch (command) {
     case 'dev':
       onStopSignal(await runDev(config, { demo }));

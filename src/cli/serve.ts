@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
-import { storeBootstrapAdmin } from '../api/auth/bootstrap.ts';
+import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../store/db.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
@@ -12,7 +12,10 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-/** The HTTP API on host:port (port 0 picks a free one), with LLMGW_ADMIN_TOKEN stored as its admin token. */
+/**
+ * The HTTP API on host:port (port 0 picks a free one), with LLMGW_ADMIN_TOKEN stored as its admin token
+ * and LLMGW_METRICS_TOKEN as its metrics token.
+ */
 export async function startApi(options: {
   config: Config;
   sql: Sql;
@@ -22,6 +25,7 @@ export async function startApi(options: {
 }): Promise<RunningApi> {
   const { config, sql } = options;
   if (config.adminToken) await storeBootstrapAdmin(sql, config.adminToken);
+  if (config.metricsToken) await storeMetricsToken(sql, config.metricsToken);
   const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const app = createApp(
@@ -33,6 +37,8 @@ export async function startApi(options: {
         return true;
       },
       policy: config.policy,
+      metricsRefreshMs: config.metricsRefreshMs,
+      scopeCaps: config.scopeCaps,
     },
     options.log,
   );

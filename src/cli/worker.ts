@@ -14,6 +14,7 @@ import { listModels } from '../store/models.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
 import { LoadSignals } from '../workflows/load-signals.ts';
+import { watchReconcilers } from '../workflows/reconciler-watch.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -27,7 +28,8 @@ let runtimeInstalled = false;
 
 /**
  * The worker: runs the reconcilers' workflow and activities, and the simulated cluster. Every model
- * in the store gets its reconciler started (signalWithStart), so none is missing after any restart.
+ * in the store gets its reconciler started (signalWithStart), so none is missing after any restart,
+ * and every LLMGW_RECONCILER_CHECK_S those that stopped since are started again.
  */
 export async function startWorker(options: {
   config: Config;
@@ -73,6 +75,8 @@ export async function startWorker(options: {
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     workflowsPath: WORKFLOWS,
+    // Each reconciler kept in memory costs about 0.35 MB (bench/idle); one that is not replays at its next pass.
+    maxCachedWorkflows: config.workflowCache,
     activities: metrics.countStoreErrors(
       createActivities({ sql, driver: sim, policyCache, config, ...metrics.activityHooks }),
     ),
@@ -84,11 +88,19 @@ export async function startWorker(options: {
     models.map((model) => model.name),
     'specChanged',
   );
+  const watch = watchReconcilers({
+    sql,
+    reconcilers,
+    periodMs: config.reconcilerCheckMs,
+    onRestarted: metrics.onReconcilersRestarted,
+    log,
+  });
   let stopping: Promise<void> | null = null;
   return {
     done,
     stop: () => {
       stopping ??= (async () => {
+        await watch.stop();
         await sim.stop();
         worker.shutdown();
         await done.catch(() => {});

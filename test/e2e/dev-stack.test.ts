@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +11,10 @@ import { eventually } from '../support/stack.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /** `npm start` as a user runs it, with its own data folder and free ports. */
-async function npmStart(home: string, ports: Record<string, number>) {
+async function npmStart(home: string, ports: Record<string, number>, more: Record<string, string> = {}) {
   const env = {
     ...process.env,
+    ...more,
     LLMGW_HOME: home,
     PORT: String(ports.api),
     LLMGW_TEMPORAL_PORT: String(ports.temporal),
@@ -33,6 +34,31 @@ const processesMentioning = (text: string) =>
     .split('\n')
     .filter((line) => line.includes(text) && !line.includes('ps -eo'))
     .map((line) => line.trim());
+
+/** The processes `pid` started, and the ones they started, and so on (Linux). */
+function descendants(pid: number): number[] {
+  const parents = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        return [[Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])]];
+      } catch {
+        return []; // it ended meanwhile
+      }
+    });
+  const children = (of: number): number[] =>
+    parents.filter(([, parent]) => parent === of).flatMap(([child]) => [child, ...children(child)]);
+  return children(pid);
+}
+
+const environOf = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return ''; // it ended meanwhile
+  }
+};
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
@@ -82,12 +108,26 @@ describe('npm start (llmgw dev)', () => {
     await exited(first.child);
     await eventually('every child process gone', async () => processesMentioning(home).length === 0, 30_000);
 
-    const second = await npmStart(home, ports);
+    const adminSecret = 'dev-stack-admin-secret-4f9c2a7e1b8d3c6f0a5e';
+    const second = await npmStart(home, ports, { LLMGW_ADMIN_TOKEN: adminSecret });
     await eventually(
       'the API ready again',
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
       120_000,
     );
+    // llmgw itself holds the admin token; none of the processes it started (Postgres and its backends,
+    // the Temporal dev server, esbuild) has it in its environment.
+    const [llmgw] = descendants(second.child.pid!).filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bin/llmgw.mjs'),
+    );
+    const started = descendants(llmgw);
+    assert.ok(started.length >= 2, 'Postgres and the Temporal dev server run');
+    for (const pid of started) {
+      assert.ok(
+        !environOf(pid).includes(adminSecret),
+        `process ${pid} has no admin token in its environment`,
+      );
+    }
     const orgs = await (await fetch(`${api}/api/v1/orgs`, { headers: { authorization } })).json();
     assert.deepEqual(
       orgs.map((org: { name: string }) => org.name),

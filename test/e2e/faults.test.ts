@@ -62,6 +62,7 @@ describe('crashes lose nothing and double nothing', () => {
     await stack.stop();
     await pg.stop();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}.password`, { force: true }); // kept beside the data folder (store/embedded.ts)
   });
 
   it('a worker killed mid-pass and restarted converges with no duplicate replica', async () => {

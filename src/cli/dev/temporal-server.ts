@@ -1,15 +1,23 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { childEnvironment, startService } from '../../child-process.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'temporal-cli.sh');
 
+/** What the script needs beyond the basics: where a CLI or its cache is, and what Go and curl need to install one. */
+const INSTALLER_VARIABLES =
+  /^(TEMPORAL_CLI|XDG_CACHE_HOME|GO(PATH|ROOT|BIN|PROXY|FLAGS|CACHE|MODCACHE|PRIVATE|NOPROXY|NOSUMDB|SUMDB|INSECURE|TOOLCHAIN|ENV)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR))$/;
+
 /** Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI). */
 export async function findTemporalCli(): Promise<string> {
-  const { stdout } = await promisify(execFile)('bash', [SCRIPT], { maxBuffer: 1 << 20 });
+  const { stdout } = await promisify(execFile)('bash', [SCRIPT], {
+    maxBuffer: 1 << 20,
+    env: childEnvironment({ passes: INSTALLER_VARIABLES }),
+  });
   return stdout.trim();
 }
 
@@ -47,29 +55,18 @@ export async function startTemporalDevServer(options: {
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
 
-  const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  // Whatever way this process ends, the dev server ends with it.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  child.once('exit', () => process.off('exit', killOnExit));
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-    for (const line of chunk.toString().split('\n')) if (line.trim()) options.log?.(line);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  const server = startService(options.cli, args, { stopSignal: 'SIGTERM', log: options.log });
   const address = `127.0.0.1:${options.port}`;
   try {
-    await waitUntilServing(address, child, () => output);
+    await waitUntilServing(address, server.child, server.output);
   } catch (error) {
-    child.kill('SIGKILL');
+    server.child.kill('SIGKILL');
     throw error;
   }
   return {
     address,
     uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : null,
-    stop: () => stopChild(child),
+    stop: server.stop,
   };
 }
 
@@ -92,17 +89,4 @@ async function waitUntilServing(address: string, child: ChildProcess, output: ()
     }
   }
   throw new Error(`the Temporal dev server did not answer on ${address} within 60 s`);
-}
-
-/** SIGTERM, then SIGKILL if it has not exited after 10 s. */
-export function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }

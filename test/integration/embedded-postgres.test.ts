@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { freePort } from '../../src/cli/dev/ports.ts';
+import { connect } from '../../src/store/db.ts';
+import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
+
+const FORMER_PASSWORD = 'llmgw';
+
+/** Runs `query` on `url` and returns its rows, or the error Postgres answered with. */
+async function ask(url: string, query: string): Promise<unknown[] | { code: string }> {
+  const sql = connect(url, { max: 1 });
+  try {
+    return [...(await sql.unsafe(query))];
+  } catch (error) {
+    return { code: (error as { code: string }).code };
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+const withPassword = (url: string, password: string) => {
+  const changed = new URL(url);
+  changed.password = password;
+  return changed.toString();
+};
+
+/** The PIDs of processes whose command line holds `text` (Linux). */
+const processesMentioning = (text: string) =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    });
+
+describe('the embedded Postgres of llmgw dev', () => {
+  const home = mkdtempSync(join(tmpdir(), 'llmgw-embedded-'));
+  const dir = join(home, 'postgres');
+  const passwordFile = `${dir}.password`;
+  let pg: EmbeddedStore | null = null;
+  const start = async (port: number) => {
+    pg = await startEmbeddedPostgres({ dir, port, persistent: true });
+    return pg;
+  };
+  const stop = async () => {
+    await pg?.stop();
+    pg = null;
+  };
+  after(async () => {
+    await stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('has a password of its own, readable by its owner alone, refuses the former one, and finds its data after a restart', async () => {
+    const port = await freePort();
+    const first = await start(port);
+    assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
+    assert.deepEqual(await ask(first.url, 'create table kept (x int); insert into kept values (1)'), []);
+    assert.deepEqual(await ask(withPassword(first.url, FORMER_PASSWORD), 'select 1'), { code: '28P01' });
+    await stop();
+
+    const second = await start(port);
+    assert.equal(second.url, first.url, 'the same password');
+    assert.deepEqual(await ask(second.url, 'select x from kept'), [{ x: 1 }]);
+    await stop();
+  });
+
+  it('moves a data folder made with the former fixed password to a password of its own', async () => {
+    const port = await freePort();
+    // A data folder as llmgw made it before: the user's password is the former one, and no file keeps one.
+    const made = await start(port);
+    await ask(made.url, `alter role llmgw password '${FORMER_PASSWORD}'`);
+    await stop();
+    rmSync(passwordFile);
+
+    const moved = await start(port);
+    assert.equal(statSync(passwordFile).mode & 0o777, 0o600);
+    assert.deepEqual(await ask(moved.url, 'select x from kept'), [{ x: 1 }], 'the data is still there');
+    assert.deepEqual(await ask(withPassword(moved.url, FORMER_PASSWORD), 'select 1'), { code: '28P01' });
+    await stop();
+  });
+
+  it("runs Postgres without llmgw's secrets in its environment", {
+    skip: !statSafe('/proc/self/environ'),
+  }, async () => {
+    const secrets = {
+      LLMGW_ADMIN_TOKEN: 'embedded-test-secret-0123456789abcdef',
+      DATABASE_URL: 'postgres://x:y@z/db',
+    };
+    Object.assign(process.env, secrets);
+    try {
+      await start(await freePort());
+      const pids = processesMentioning(dir);
+      assert.ok(pids.length > 0, 'Postgres runs');
+      for (const pid of pids) {
+        const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+        assert.ok(environ.includes('PATH='), 'it has the basics');
+        for (const value of Object.values(secrets))
+          assert.ok(!environ.includes(value), `pid ${pid} holds no secret`);
+      }
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+      await stop();
+    }
+  });
+});
+
+function statSafe(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
