@@ -2,12 +2,10 @@ import type { Context } from 'hono';
 import { DEFAULT_SCOPE_CAPS, type ScopeCaps } from '../config.ts';
 import { parseScopeKey } from '../domain/scope.ts';
 import type { Tx } from '../store/db.ts';
+import { lockUntilCommit } from '../store/locks.ts';
 import { countWithin } from '../store/scope-counts.ts';
 import { identityOf } from './auth/guard.ts';
 import { ApiError } from './http.ts';
-
-/** Two-key advisory locks of this first key serialize the creations within one scope. */
-const CAPS_LOCK = 7_311_003;
 
 const VARIABLE: Record<keyof ScopeCaps, string> = {
   models: 'LLMGW_MAX_MODELS_PER_SCOPE',
@@ -29,7 +27,7 @@ export async function refuseBeyondScopeCap(
 ): Promise<void> {
   const { scope } = identityOf(c);
   if (scope === null) return;
-  await tx`select pg_advisory_xact_lock(${CAPS_LOCK}, hashtext(${scope}))`;
+  await lockUntilCommit(tx, 'scopeCreations', scope);
   if ((await countWithin(tx, scope))[what] < caps[what]) return;
   const { label } = await c.get('scopeTree')();
   const things =

@@ -1,9 +1,7 @@
 import { TooMany } from '../domain/errors.ts';
 import { type Load, MAX_REPORTED_REQUESTS } from '../domain/model.ts';
 import { type Db, type Sql, transaction } from './db.ts';
-
-// Reports of one model are written one at a time, so that its sources are counted right.
-const LOAD_REPORTS_LOCK = 7_311_003;
+import { lockUntilCommit } from './locks.ts';
 
 /** How many sources a model may report from, and when a report no longer counts. */
 export interface LoadBounds {
@@ -34,7 +32,7 @@ export async function putLoadReport(
   if (again) return;
   // A new source (or one silent too long) is counted, with the model's other new sources waiting.
   await transaction(sql, async (tx) => {
-    await tx`select pg_advisory_xact_lock(${LOAD_REPORTS_LOCK}, hashtext(${model}))`;
+    await lockUntilCommit(tx, 'loadSources', model);
     const [{ others }] = await tx<{ others: number }[]>`
       select count(*)::int as others from load_reports
       where model = ${model} and source <> ${source} and reported_at >= ${expiry(bounds)}`;

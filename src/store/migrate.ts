@@ -2,10 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from './db.ts';
+import { lockUntilCommit } from './locks.ts';
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-// Any constant works; it only has to be the same for every llmgw process.
-const MIGRATION_LOCK = 7_311_001;
 
 /** Applies the SQL files in migrations/ that have not run yet, under an advisory lock. */
 export async function migrate(sql: Sql): Promise<string[]> {
@@ -14,7 +13,7 @@ export async function migrate(sql: Sql): Promise<string[]> {
     .sort();
   return sql.begin(async (tx) => {
     // Transaction-scoped: a second process starting at once waits here, then finds nothing to do.
-    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await lockUntilCommit(tx, 'migrations');
     await tx`create table if not exists schema_migrations (
       version text primary key, applied_at timestamptz not null default now())`;
     const done = new Set(

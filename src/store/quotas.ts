@@ -2,7 +2,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import type { Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import { type Db, type Tx, transaction } from './db.ts';
+import { type Db, transaction } from './db.ts';
 import { lockScope } from './tenancy.ts';
 
 export interface StoredQuota extends Quota {
@@ -55,14 +55,6 @@ export async function putQuota(sql: Db, quota: Quota, updatedBy: string): Promis
       on conflict (scope) do update set guarantee = excluded.guarantee, "limit" = excluded."limit",
         updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
   });
-}
-
-// Guarantee grants are checked against their siblings' guarantees, so quota changes go one at a time.
-const QUOTA_LOCK = 7_311_003;
-
-/** Holds every other quota change back until this transaction ends. */
-export async function lockQuotaChanges(tx: Tx): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${QUOTA_LOCK})`;
 }
 
 /** Removes the quota; false when the scope had none. */

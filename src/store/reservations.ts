@@ -6,11 +6,9 @@ import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
 import { buildView } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
+import { lockUntilCommit } from './locks.ts';
 import { getReplica, listReplicas, transition } from './replicas.ts';
 import { readSnapshot } from './snapshot.ts';
-
-// Every reservation takes this lock, so each one sees the ones before it.
-const RESERVATION_LOCK = 7_311_002;
 
 export type Reservation = { reserved: true } | { reserved: false; why: string };
 
@@ -28,7 +26,8 @@ export async function reserve(
 ) {
   return sql.begin(async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
-    await tx`select pg_advisory_xact_lock(${RESERVATION_LOCK})`;
+    // Every reservation takes this lock, so each one sees the ones before it.
+    await lockUntilCommit(txn, 'reservations');
     const [existing] = await tx`select id from replicas where id = ${replicaId}`;
     if (existing) return { reserved: true };
     const view = buildView(await readSnapshot(tx, now, settings));

@@ -10,8 +10,9 @@ import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
 import { complete, dimensionsOf, formatAmount } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { buildView, type View } from '../../policy/view.ts';
+import { lockUntilCommit } from '../../store/locks.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
-import { deleteQuota, getQuota, listQuotas, lockQuotaChanges, putQuota } from '../../store/quotas.ts';
+import { deleteQuota, getQuota, listQuotas, putQuota } from '../../store/quotas.ts';
 import { readQuotaPolicy, readSnapshot } from '../../store/snapshot.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { authorize, identityOf, permits, visibility } from '../auth/guard.ts';
@@ -169,7 +170,7 @@ export function quotasRouter(deps: ApiDeps) {
         (tx) => getQuota(tx, quota.scope),
         async (tx) => {
           // Checked on the quotas read under the lock: two grants at once cannot both take what is left.
-          await lockQuotaChanges(tx);
+          await lockUntilCommit(tx, 'quotaChanges');
           const policy = await readQuotaPolicy(tx);
           const view = buildView({ now: now(), settings: deps.policy, ...policy, ...NO_LIVE_STATE });
           const warned = await grantChecked(c, view, quota);
