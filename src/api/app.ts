@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { Conflict, InvalidInput, NotFound, TooMany } from '../domain/errors.ts';
 import { apiMetrics, DEFAULT_METRICS_REFRESH_MS } from '../metrics/api-metrics.ts';
 import { processMetrics } from '../metrics/registry.ts';
-import { sharedReading } from '../metrics/shared-reading.ts';
+import { sharedReading } from '../shared-reading.ts';
 import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
 import { modelNames } from '../store/models.ts';
 import { authenticate } from './auth/authenticate.ts';

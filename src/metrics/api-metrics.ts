@@ -1,10 +1,10 @@
 import { Gauge, Registry } from 'prom-client';
 import type { PolicySettings } from '../domain/snapshot.ts';
+import { sharedReading } from '../shared-reading.ts';
 import type { Sql } from '../store/db.ts';
 import { latestDecisions } from '../store/decisions.ts';
 import { readSnapshot } from '../store/snapshot.ts';
 import { type Metrics, processMetrics } from './registry.ts';
-import { sharedReading } from './shared-reading.ts';
 import { type StateFigures, stateFigures } from './state-figures.ts';
 import { stateGauges } from './state-gauges.ts';
 import { isStoreError } from './store-error.ts';

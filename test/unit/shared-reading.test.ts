@@ -1,11 +1,11 @@
 // The state figures of GET /metrics are read at most every few seconds for all scrapers
-// (src/metrics/shared-reading.ts): one read at a time, waited for by whoever comes meanwhile.
+// (src/shared-reading.ts): one read at a time, waited for by whoever comes meanwhile.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_POLICY_SETTINGS } from '../../src/domain/snapshot.ts';
 import { apiMetrics } from '../../src/metrics/api-metrics.ts';
 import { createMetrics } from '../../src/metrics/registry.ts';
-import { sharedReading } from '../../src/metrics/shared-reading.ts';
+import { sharedReading } from '../../src/shared-reading.ts';
 import type { Sql } from '../../src/store/db.ts';
 
 /** A read that counts itself and resolves (or rejects) when the test says. */
