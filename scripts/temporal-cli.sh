@@ -8,6 +8,8 @@ version=1.5.1
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/temporal-v$version"
 cached="$cache_dir/temporal"
 log() { printf 'temporal-cli: %s\n' "$*" >&2; }
+# shellcheck source=progress.sh
+. "$(dirname "$0")/progress.sh"
 
 if [ -n "${TEMPORAL_CLI:-}" ]; then
   [ -x "$TEMPORAL_CLI" ] || { log "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable file"; exit 1; }
@@ -20,7 +22,8 @@ mkdir -p "$cache_dir"
 if command -v go >/dev/null 2>&1; then
   # v1.5.1 is the newest tag whose go.mod has no `replace` directive, so `go install` can build it.
   log "building Temporal CLI v$version with go install (once per machine, a few minutes)..."
-  if GOBIN="$cache_dir" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@v$version" >&2; then
+  if with_progress "building the Temporal CLI" go_install_summary \
+    env GOBIN="$cache_dir" GOFLAGS=-mod=mod go install -x "github.com/temporalio/cli/cmd/temporal@v$version"; then
     echo "$cached"; exit 0
   fi
   log "go install failed; trying the release archive"
@@ -39,6 +42,5 @@ if [ -n "$platform" ] && command -v curl >/dev/null 2>&1; then
     echo "$cached"; exit 0
   fi
 fi
-log "could not install the Temporal CLI. Install it (https://docs.temporal.io/cli#install) and put"
-log "'temporal' on PATH, or set TEMPORAL_CLI=/path/to/temporal, or install Go >= 1.25 and rerun."
+log "could not install the Temporal CLI: install it (https://docs.temporal.io/cli#install) and put 'temporal' on PATH, or set TEMPORAL_CLI=/path/to/temporal, or install Go >= 1.25 and rerun"
 exit 1

@@ -1,9 +1,11 @@
-// `npm test`: starts Postgres and the Temporal dev server once, on free ports, runs node's test runner on
-// every test file with their addresses in the environment, then stops them, whatever happened.
+// `npm test`: starts Postgres and the Temporal dev server once, on free ports, and finds or installs the
+// tools the chosen tests run (scripts/test-tools.sh); runs node's test runner on every test file with
+// their addresses and paths in the environment, then stops the services, whatever happened.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { SERVICE_ENV, startServices } from './support/services.ts';
+import { SERVICE_ENV, type Services, startServices } from './support/services.ts';
+import { installTestTools, TEST_TOOLS, type TestTool } from './support/test-tools.ts';
 
 const root = join(import.meta.dirname, '..');
 const only = process.argv.slice(2);
@@ -20,8 +22,18 @@ const files = (function find(dir: string): string[] {
   .filter((file) => only.length === 0 || only.some((part) => file.includes(part)))
   .sort();
 
+const tools = (Object.keys(TEST_TOOLS) as TestTool[]).filter((tool) =>
+  files.includes(TEST_TOOLS[tool].neededBy),
+);
 console.info(`starting Postgres and the Temporal dev server for ${files.length} test files ...`);
-const services = await startServices();
+let services: Services;
+let toolPaths: Record<string, string>;
+try {
+  [services, toolPaths] = await Promise.all([startServices(), installTestTools(tools)]);
+} catch (error) {
+  console.error(`npm test: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 let exitCode = 1;
 const child = spawn(
   process.execPath,
@@ -33,6 +45,7 @@ const child = spawn(
       ...process.env,
       [SERVICE_ENV.database]: services.databaseUrl,
       [SERVICE_ENV.temporal]: services.temporalAddress,
+      ...toolPaths,
     },
   },
 );

@@ -93,6 +93,15 @@ export function demoLoad(t: number, jitter: () => number): Record<string, number
   return { code: noisy(code), chat: noisy(chat), embed: noisy(wave(40, 30, 120)) };
 }
 
+/** What the demo tells a newcomer to run to watch it: commands against the API at `apiUrl`, wherever PORT put it. */
+export function demoHints(apiUrl: string): string[] {
+  return [
+    'demo: a load generator reports bursts every 2 s; watch the models and their decisions:',
+    `  curl -s -H "authorization: Bearer $LLMGW_TOKEN" ${apiUrl}/api/v1/models | jq`,
+    `  LLMGW_URL=${apiUrl} npx llmgw ctl model list`,
+  ];
+}
+
 /** Reports the story's load every two seconds until stopped. */
 export function runLoadGenerator(call: Call, log: Pick<Console, 'warn'>) {
   const started = Date.now();

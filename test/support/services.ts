@@ -23,7 +23,10 @@ export async function startServices(log: (line: string) => void = () => {}): Pro
   const [pgPort, temporalPort] = [await freePort(), await freePort()];
   const [pg, temporal] = await Promise.all([
     startEmbeddedPostgres({ dir, port: pgPort, persistent: false, log }),
-    findTemporalCli().then((cli) => startTemporalDevServer({ cli, port: temporalPort, log })),
+    // A first run builds the CLI for minutes: its progress shows.
+    findTemporalCli((line) => console.error(line)).then((cli) =>
+      startTemporalDevServer({ cli, port: temporalPort, log }),
+    ),
   ]);
   return {
     databaseUrl: pg.url,

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Finds or installs the tools some tests run besides node, and prints a `name=path` line for each:
+#   st        schemathesis, pinned, in a virtualenv (test/integration/fuzz-schemathesis.test.ts)
+#   promtool  Prometheus's rule checker (test/unit/alerts.test.ts): on PATH, else Debian's prometheus
+#             package unpacked (no root needed), else built with go install
+#   compose   docker-compose (test/unit/compose.test.ts runs its `config -q`): on PATH, else Debian's
+#             1.29.2 from PyPI in a virtualenv (no root needed)
+# Usage: test-tools.sh [st] [promtool] [compose] (none: all). Installs live outside the clone
+# (~/.cache/llmgw, or $XDG_CACHE_HOME/llmgw) so fresh clones and later runs reuse them. A tool that
+# cannot be had gets `name=` and a line saying why (its test then fails saying so); the exit status is 1.
+set -uo pipefail
+schemathesis_version=4.32.5
+# The newest Prometheus module whose go.mod go install accepts (v0.42.0, Debian 12's 2.42, has replace directives).
+promtool_module_version=v0.316.0
+# Debian 12's docker-compose release; its PyYAML 5 pin builds only with Cython < 3.
+compose_version=1.29.2
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw"
+log() { printf 'test-tools: %s\n' "$*" >&2; }
+# shellcheck source=progress.sh
+. "$(dirname "$0")/progress.sh"
+
+# What pip is doing: how many packages it has collected, and its latest step.
+pip_summary() {
+  local collected latest
+  collected=$(grep -c '^Collecting ' "$1" || true)
+  latest=$(grep -E '^(Collecting|Downloading|Installing|Building|Successfully)' "$1" | tail -n 1 | cut -c1-100)
+  echo "$collected packages collected, now: ${latest:-starting}"
+}
+
+# The last line a command wrote.
+last_line_summary() { tail -n 1 "$1" | cut -c1-100; }
+
+install_st() {
+  local venv="$cache/schemathesis-v$schemathesis_version"
+  # Marked once whole, so that an install cut short is made again.
+  if [ -f "$venv/installed" ]; then echo "$venv/bin/st"; return 0; fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "schemathesis needs python3 (3.9 or newer): install it, then rerun"
+    return 1
+  fi
+  log "installing schemathesis $schemathesis_version from PyPI into $venv (once per machine)..."
+  rm -rf "$venv"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    log "python3 -m venv failed: install Python's venv module (Debian/Ubuntu: apt-get install python3-venv), then rerun"
+    return 1
+  fi
+  with_progress "installing schemathesis" pip_summary \
+    "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
+    "schemathesis==$schemathesis_version" || return 1
+  "$venv/bin/st" --version >/dev/null && touch "$venv/installed" && echo "$venv/bin/st"
+}
+
+install_promtool() {
+  if type -P promtool >/dev/null; then type -P promtool; return 0; fi
+  local dir="$cache/promtool"
+  if [ -x "$dir/promtool" ]; then echo "$dir/promtool"; return 0; fi
+  mkdir -p "$dir"
+  if command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
+    log "unpacking promtool from Debian's prometheus package into $dir (once per machine)..."
+    if promtool_from_debian "$dir"; then echo "$dir/promtool"; return 0; fi
+    log "Debian's prometheus package could not be had"
+  fi
+  if command -v go >/dev/null 2>&1; then
+    log "building promtool ($promtool_module_version) with go install (once per machine, a few minutes)..."
+    if with_progress "building promtool" go_install_summary \
+      env GOBIN="$dir" GOFLAGS=-mod=mod go install -x \
+      "github.com/prometheus/prometheus/cmd/promtool@$promtool_module_version"; then
+      echo "$dir/promtool"; return 0
+    fi
+  fi
+  log "could not install promtool: install Debian's prometheus package, or a Prometheus release (https://prometheus.io/download/) with promtool on PATH, or Go, then rerun"
+  return 1
+}
+
+install_compose() {
+  if type -P docker-compose >/dev/null; then type -P docker-compose; return 0; fi
+  local venv="$cache/docker-compose-v$compose_version"
+  if [ -f "$venv/installed" ]; then echo "$venv/bin/docker-compose"; return 0; fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "docker-compose needs python3 to install: install Debian's docker-compose package or python3, then rerun"
+    return 1
+  fi
+  log "installing docker-compose $compose_version from PyPI into $venv (once per machine)..."
+  rm -rf "$venv"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    log "python3 -m venv failed: install Debian's docker-compose package, or Python's venv module, then rerun"
+    return 1
+  fi
+  local pip=("$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off)
+  with_progress "installing docker-compose" pip_summary \
+    bash -c '"$@" "cython<3" wheel setuptools && "$@" --no-build-isolation "pyyaml==5.4.1" && "$@" "docker-compose==$0"' \
+    "$compose_version" "${pip[@]}" || return 1
+  "$venv/bin/docker-compose" version >/dev/null && touch "$venv/installed" && echo "$venv/bin/docker-compose"
+}
+
+# Downloads the package (apt-get download needs no root, only apt's lists; root refreshes them when
+# they lack it) and keeps its promtool alone.
+promtool_from_debian() {
+  local dir=$1 work status=0
+  work=$(mktemp -d)
+  if [ "$(id -u)" = 0 ] && ! apt-cache show prometheus >/dev/null 2>&1; then
+    with_progress "refreshing apt's package lists" last_line_summary apt-get update -q || true
+  fi
+  (cd "$work" && with_progress "downloading Debian's prometheus package" last_line_summary \
+    apt-get download prometheus) &&
+    dpkg-deb -x "$work"/prometheus_*.deb "$work/unpacked" &&
+    "$work/unpacked/usr/bin/promtool" --version >/dev/null &&
+    install -m 0755 "$work/unpacked/usr/bin/promtool" "$dir/promtool" || status=1
+  rm -rf "$work"
+  return "$status"
+}
+
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose)
+missing=0
+for name in "${tools[@]}"; do
+  case "$name" in
+    st | promtool | compose) ;;
+    *) log "unknown tool $name (known: st, promtool, compose)"; exit 2 ;;
+  esac
+  if path=$("install_$name"); then echo "$name=$path"; else echo "$name="; missing=1; fi
+done
+exit "$missing"

@@ -1,0 +1,78 @@
+// The first start builds the Temporal CLI with `go install` for minutes: findTemporalCli (scripts/
+// temporal-cli.sh) must show what the build is doing every 10 s as it goes, then how long it took.
+import assert from 'node:assert/strict';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { findTemporalCli } from '../../src/cli/dev/temporal-server.ts';
+import { binFolder } from '../support/bin-folder.ts';
+
+/** What scripts/temporal-cli.sh and the `go` below run: no temporal among them. */
+const COMMANDS = [
+  'bash',
+  'chmod',
+  'cut',
+  'dirname',
+  'env',
+  'grep',
+  'mkdir',
+  'mktemp',
+  'rm',
+  'sed',
+  'sh',
+  'sleep',
+  'tail',
+];
+
+/** A `go` that prints what `go install -x` prints while it downloads, then compiles, for 22 s in all. */
+const FAKE_GO = `#!/bin/sh
+echo '# get https://proxy.golang.org/go.temporal.io/sdk/@v/v1.0.0.zip: 200 OK (0.1s)' >&2
+sleep 11
+echo '/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b001/_pkg_.a -p github.com/temporalio/cli/cmd/temporal -lang=go1.25' >&2
+sleep 11
+printf '#!/bin/sh\\necho temporal\\n' > "$GOBIN/temporal"
+chmod +x "$GOBIN/temporal"
+`;
+
+describe('findTemporalCli on a machine without the Temporal CLI', () => {
+  const work = mkdtempSync(join(tmpdir(), 'llmgw-temporal-cli-'));
+  const saved = {
+    PATH: process.env.PATH,
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+    TEMPORAL_CLI: process.env.TEMPORAL_CLI,
+  };
+  after(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('streams a line of progress every 10 s while go install builds it, then how long it took', async () => {
+    const bin = binFolder(join(work, 'bin'), COMMANDS);
+    writeFileSync(join(bin, 'go'), FAKE_GO, { mode: 0o755 });
+    // Our go, no temporal, an empty cache.
+    process.env.PATH = bin;
+    process.env.XDG_CACHE_HOME = join(work, 'cache');
+    delete process.env.TEMPORAL_CLI;
+
+    const heard: { at: number; line: string }[] = [];
+    const cli = await findTemporalCli((line) => heard.push({ at: Date.now(), line }));
+    const done = Date.now();
+
+    assert.equal(cli, join(work, 'cache', 'llmgw', 'temporal-v1.5.1', 'temporal'));
+    accessSync(cli, constants.X_OK);
+    const progress = heard.filter(({ line }) => /building the Temporal CLI: \d+ s so far/.test(line));
+    assert.deepEqual(
+      progress.map(({ line }) => line),
+      [
+        'temporal-cli: building the Temporal CLI: 10 s so far; downloading modules (1 so far)',
+        'temporal-cli: building the Temporal CLI: 20 s so far; compiling: 1 packages so far, now github.com/temporalio/cli/cmd/temporal (1 modules downloaded)',
+      ],
+    );
+    assert.ok(done - progress[0].at >= 8_000, 'the first line came while the build went on, not at its end');
+    assert.match(heard.at(-1)?.line ?? '', /^temporal-cli: building the Temporal CLI took 2\d s$/);
+  });
+});

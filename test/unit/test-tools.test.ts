@@ -1,0 +1,44 @@
+// scripts/test-tools.sh where nothing can install a tool: it says which and why, and a test that runs
+// the tool fails with a sentence instead of passing without it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { binFolder } from '../support/bin-folder.ts';
+import { testTool } from '../support/test-tools.ts';
+
+const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'test-tools.sh');
+/** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool nor docker-compose among them. */
+const BASICS = ['bash', 'cut', 'dirname', 'grep', 'id', 'mkdir', 'mktemp', 'rm', 'tail'];
+
+describe('the tools the tests run besides node', () => {
+  const work = mkdtempSync(join(tmpdir(), 'llmgw-test-tools-'));
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('are reported missing, with why, when nothing can install them', () => {
+    const bin = binFolder(join(work, 'bin'), BASICS);
+    const run = spawnSync(join(bin, 'bash'), [SCRIPT, 'st', 'promtool', 'compose'], {
+      encoding: 'utf8',
+      env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
+    });
+    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\n');
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /test-tools: schemathesis needs python3/);
+    assert.match(run.stderr, /test-tools: could not install promtool: install /);
+    assert.match(run.stderr, /test-tools: docker-compose needs python3 to install/);
+  });
+
+  it('fail the test that needs one the harness could not install, saying so', async () => {
+    process.env.LLMGW_TEST_PROMTOOL = '';
+    try {
+      await assert.rejects(testTool('promtool'), {
+        message:
+          'promtool could not be installed; the "test-tools:" lines of this run say why (scripts/test-tools.sh)',
+      });
+    } finally {
+      delete process.env.LLMGW_TEST_PROMTOOL;
+    }
+  });
+});
