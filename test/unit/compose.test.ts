@@ -1,15 +1,18 @@
 // Consistency checks for the production compose stack: docker-compose.yml, the Dockerfile and the
 // files under deploy/ that the services mount. No Docker engine is needed: the files are parsed and
-// cross-checked (services, ports, addresses, mounts, start-up order, commands, environment).
+// cross-checked (services, ports, addresses, mounts, start-up order, commands, environment), and
+// docker-compose itself validates the file (`config -q`).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { parseClusterFile } from '../../src/cluster/sim/cluster-file.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../src/workflows/search-attributes.ts';
+import { testTool } from '../support/test-tools.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -79,7 +82,6 @@ const rawCompose = parse(readRepoFile('docker-compose.yml'), { merge: true });
 const compose = interpolateDeep(rawCompose) as {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
-  secrets?: Record<string, { environment?: string; file?: string }>;
 };
 const services = compose.services;
 
@@ -231,6 +233,44 @@ function execForm(stage: Dockerfile, op: string): string[] {
   return parsed.map(String);
 }
 
+/** Where prometheus-start.sh puts the metrics token, and the llmgw-api scrape job reads it. */
+const METRICS_TOKEN_FILE = '/run/secrets/metrics-token';
+
+/** `config -q` of a compose file in `dir`, with the two secrets it requires set: exit status and stderr. */
+function composeConfig(
+  compose: string,
+  dir: string,
+  file: string,
+): { status: number | null; stderr: string } {
+  const run = spawnSync(compose, ['-f', file, 'config', '-q'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, LLMGW_ADMIN_TOKEN: 'placeholder', LLMGW_METRICS_TOKEN: 'placeholder' },
+  });
+  return { status: run.status, stderr: run.stderr };
+}
+
+// docker-compose is found or installed by the harness (scripts/test-tools.sh); without it these fail.
+describe('docker-compose config', () => {
+  it('accepts docker-compose.yml', async () => {
+    const { status, stderr } = composeConfig(await testTool('compose'), root, 'docker-compose.yml');
+    assert.equal(status, 0, stderr);
+  });
+
+  it('refuses a file it could not run, so the check above can fail', async () => {
+    const compose = await testTool('compose');
+    const dir = mkdtempSync(join(tmpdir(), 'llmgw-compose-'));
+    try {
+      writeFileSync(join(dir, 'docker-compose.yml'), 'services:\n  api:\n    imag: postgres:16\n');
+      const { status, stderr } = composeConfig(compose, dir, 'docker-compose.yml');
+      assert.notEqual(status, 0);
+      assert.match(stderr, /imag/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('defines the services of the production stack', () => {
     for (const name of [
@@ -350,6 +390,9 @@ describe('docker-compose.yml', () => {
     }
     const registered = script.match(/--name \w+ --type \w+/g) ?? [];
     assert.equal(registered.length, SEARCH_ATTRIBUTE_FLAGS.length, `registers ${registered.join(', ')}`);
+    // ... and waits until the frontend lists every one of them.
+    const awaited = /for name in ([\w ]+); do/.exec(script)?.[1].split(' ') ?? [];
+    assert.deepEqual(awaited.sort(), SEARCH_ATTRIBUTE_FLAGS.map((flag) => flag.split('=')[0]).sort());
   });
 
   it('points every database and Temporal address at a service and a port it listens on', () => {
@@ -445,21 +488,34 @@ describe('docker-compose.yml', () => {
     assert.equal(env(service('temporal-ui')).TEMPORAL_DISABLE_WRITE_ACTIONS, 'true');
   });
 
-  it('gives Prometheus the secret of the metrics token that llmgw-api stores, from one variable', () => {
-    const raw = (rawCompose as { services: Record<string, Service> }).services['llmgw-api'].environment;
-    assert.match(String(raw.LLMGW_METRICS_TOKEN), /^\$\{LLMGW_METRICS_TOKEN:\?/, 'llmgw-api requires it');
-    const [secret] = Object.entries(compose.secrets ?? {}).filter(
-      ([, source]) => source.environment === 'LLMGW_METRICS_TOKEN',
+  it('gives Prometheus the metrics token that llmgw-api stores, from one variable, on a tmpfs', () => {
+    const raw = (rawCompose as { services: Record<string, Service> }).services;
+    for (const name of ['llmgw-api', 'prometheus']) {
+      const value = String(raw[name].environment.LLMGW_METRICS_TOKEN);
+      assert.match(value, /^\$\{LLMGW_METRICS_TOKEN:\?/, `${name} does not require LLMGW_METRICS_TOKEN`);
+    }
+    const script = jobScript('prometheus');
+    assert.match(script, new RegExp(`"\\$LLMGW_METRICS_TOKEN" > ${METRICS_TOKEN_FILE}$`, 'm'));
+    assert.match(
+      script,
+      /^unset LLMGW_METRICS_TOKEN$/m,
+      'Prometheus would keep the token in its environment',
     );
-    assert.ok(secret, 'no secret is made from LLMGW_METRICS_TOKEN');
-    assert.ok(
-      [service('prometheus').secrets ?? []]
-        .flat()
-        .some((s: string | { source: string }) =>
-          typeof s === 'string' ? s === secret[0] : s.source === secret[0],
-        ),
-      `prometheus is not given the secret ${secret[0]}`,
-    );
+    assert.match(script, /^exec \/bin\/prometheus "\$@"$/m);
+    const tmpfs = [service('prometheus').tmpfs ?? []].flat().map(String);
+    assert.ok(tmpfs.includes(dirname(METRICS_TOKEN_FILE)), `the token file is not on a tmpfs (${tmpfs})`);
+    // The entrypoint replaces the image's, so the command must name the mounted configuration.
+    const command = [service('prometheus').command ?? []].flat().map(String);
+    assert.ok(command.includes('--config.file=/etc/prometheus/prometheus.yml'), `command: ${command}`);
+    mountedFile(service('prometheus'), '/etc/prometheus/prometheus.yml');
+  });
+
+  it("checks Temporal's health with what every server image has, not the temporal CLI (gone from 1.30)", () => {
+    const test = [service('temporal').healthcheck?.test ?? []].flat().map(String);
+    assert.equal(test[0], 'CMD');
+    // busybox's applets (the images are Alpine); temporal and tctl are not in the 1.30 image.
+    assert.ok(['nc', 'wget'].includes(test[1]), `the healthcheck runs ${test[1]}`);
+    assert.ok(test.includes(env(service('temporal')).FRONTEND_GRPC_PORT), `it does not probe the frontend`);
   });
 
   it('publishes every host port at most once', () => {
@@ -653,10 +709,7 @@ describe('deploy/compose/prometheus.yml', () => {
     );
     assert.ok(api, 'no job scrapes llmgw-api');
     assert.equal(api.authorization?.type ?? 'Bearer', 'Bearer');
-    const secret = Object.entries(compose.secrets ?? {}).find(
-      ([, source]) => source.environment === 'LLMGW_METRICS_TOKEN',
-    )?.[0];
-    assert.equal(api.authorization?.credentials_file, `/run/secrets/${secret}`);
+    assert.equal(api.authorization?.credentials_file, METRICS_TOKEN_FILE);
   });
 
   it('loads alert rules from files mounted into the Prometheus container', () => {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # temporal-setup job (temporalio/admin-tools), after the server reports healthy:
 #   1. create the namespace llmgw uses, unless it exists;
-#   2. register the search attributes the reconciler upserts on every pass;
+#   2. register the search attributes the reconciler upserts on every pass (llmgw's worker and API
+#      register missing ones at start too, where the server allows it; here they exist before either);
 #   3. wait until the frontend lists them, so the first upsert from a worker is accepted.
 # Re-running is harmless: the server skips search attributes that already exist with that name
 # (the CLI refuses only a name that exists with another type).
@@ -37,14 +38,15 @@ register_search_attributes() {
   temporal operator search-attribute create --namespace "$namespace" \
     --name LlmgwModel --type Keyword \
     --name LlmgwOwner --type Keyword \
+    --name LlmgwOwnerPath --type Keyword \
     --name LlmgwReplicas --type Int \
     --name LlmgwStatus --type Keyword
 }
 
 search_attributes_listed() {
   listed=$(temporal operator search-attribute list --namespace "$namespace") || return 1
-  for name in LlmgwModel LlmgwOwner LlmgwReplicas LlmgwStatus; do
-    echo "$listed" | grep -q "$name" || return 1
+  for name in LlmgwModel LlmgwOwner LlmgwOwnerPath LlmgwReplicas LlmgwStatus; do
+    echo "$listed" | grep -qw "$name" || return 1
   done
 }
 
