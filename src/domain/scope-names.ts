@@ -1,3 +1,4 @@
+import { quoted, trimSpace } from './go-strings.ts';
 import { parseScopeKey, type Scope, type ScopeKey, type ScopeKind } from './scope.ts';
 
 /** The scope, then its parent, up to its org; [] for a scope that does not exist. */
@@ -30,11 +31,10 @@ export function displayName(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey):
 }
 
 const KIND_WORDS: Record<ScopeKind, string> = { org: 'org', team: 'team', project: 'project' };
-const DEPTH: Record<ScopeKind, number> = { org: 1, team: 2, project: 3 };
 
 export type Resolution = { scope: Scope } | { error: string };
 
-const normalize = (segment: string) => segment.trim().toLowerCase();
+const normalize = (segment: string) => trimSpace(segment).toLowerCase();
 
 /**
  * Resolves `org:X`, `team:X` or `project:X`, where X is the ID, the path (`Acme/ml/training`: case and
@@ -42,6 +42,8 @@ const normalize = (segment: string) => segment.trim().toLowerCase();
  * `defaultKind` lets a field that can only hold one kind take the bare name (`"org": "Acme"`).
  * Only the scopes `known` lets through are candidates: any other resolves (and is counted, for "could
  * be any of") as if it did not exist.
+ * As in the original API, spaces around the text do not count, a path of the wrong depth is a scope
+ * that does not exist (not a malformed one), and names are quoted as Go's %q quotes them.
  */
 export function resolveScope(
   scopes: readonly Scope[],
@@ -49,28 +51,29 @@ export function resolveScope(
   defaultKind?: ScopeKind,
   known: (key: ScopeKey) => boolean = () => true,
 ): Resolution {
-  const malformed = {
-    error: `"${text}" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT`,
-  };
+  const trimmed = trimSpace(text);
   const parsed =
-    parseScopeKey(text) ?? (defaultKind && !text.includes(':') ? { kind: defaultKind, id: text } : null);
-  if (!parsed || parsed.id.trim() === '') return malformed;
+    parseScopeKey(trimmed) ??
+    (defaultKind && !trimmed.includes(':') ? { kind: defaultKind, id: trimmed } : null);
+  if (!parsed || parsed.id === '') {
+    return { error: `${quoted(text)} is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT` };
+  }
   const { kind, id: wanted } = parsed;
   const ofKind = scopes.filter((scope) => scope.kind === kind && known(scope.key));
   const byId = ofKind.find((scope) => scope.id === wanted);
   if (byId) return { scope: byId };
 
   const segments = wanted.split('/').map(normalize);
-  if (segments.length > DEPTH[kind] || segments.some((segment) => segment === '')) return malformed;
   const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
   const matches = ofKind.filter((scope) => {
     const path = scopeSegments(byKey, scope.key).map(normalize);
+    // A path deeper than the scope's compares its extra segments with nothing: no match.
     return segments.every((segment, i) => path[path.length - segments.length + i] === segment);
   });
   const plural = `${KIND_WORDS[kind]}s`;
   if (matches.length === 1) return { scope: matches[0] };
   if (matches.length > 1) {
-    return { error: `"${wanted}" could be any of ${matches.length} ${plural}; give its ID` };
+    return { error: `${quoted(wanted)} could be any of ${matches.length} ${plural}; give its ID` };
   }
-  return { error: `there is no ${KIND_WORDS[kind]} "${wanted}"` };
+  return { error: `there is no ${KIND_WORDS[kind]} ${quoted(wanted)}` };
 }

@@ -4,14 +4,18 @@ import type { ScopeKey } from '../domain/scope.ts';
 import { formatAmount } from './resources.ts';
 import type { View } from './view.ts';
 
-/** What a scope's parent grants on one dimension once `quota` is set (POLICY.md "Guarantees nest"). */
-export interface GrantBudget {
+/** What a parent's children are guaranteed together on one dimension, against its own guarantee. */
+interface Granted {
   parent: ScopeKey;
   dimension: Dimension;
   /** The parent's own guarantee on the dimension; 0 when it sets none (it has none to grant). */
   guaranteed: number;
   /** The guarantees of the parent's children on the dimension, `quota` in place of its scope's. */
   granted: number;
+}
+
+/** What a scope's parent grants on one dimension once `quota` is set (POLICY.md "Guarantees nest"). */
+export interface GrantBudget extends Granted {
   /** What the parent has left to grant to the quota's scope: guaranteed minus its other children's. */
   left: number;
   /** The quota's guarantee on the dimension. */
@@ -33,6 +37,17 @@ function budgets(view: View, quota: Quota): GrantBudget[] {
     const asked = quota.guarantee![dimension]!;
     return { parent, dimension, guaranteed, granted: others + asked, left: guaranteed - others, asked };
   });
+}
+
+/** Per dimension the quota's guarantee sets, what the children of its scope are guaranteed together. */
+function grantedBeneath(view: View, quota: Quota): Granted[] {
+  const children = [...view.scopes.values()].filter((s) => s.parent === quota.scope);
+  return DIMENSIONS.filter((d) => quota.guarantee?.[d] !== undefined).map((dimension) => ({
+    parent: quota.scope,
+    dimension,
+    guaranteed: quota.guarantee![dimension]!,
+    granted: children.reduce((total, s) => total + (view.quotas.get(s.key)?.guarantee?.[dimension] ?? 0), 0),
+  }));
 }
 
 /**
@@ -59,25 +74,52 @@ export function overrunSentence(quota: Quota, b: GrantBudget, label: (key: Scope
 }
 
 /**
- * Sentences for a guarantee that is accepted but cannot be honoured as written: it is larger than
- * the guarantee of an ancestor, which caps what it protects, or its parent's children together are
- * guaranteed more than the parent is.
+ * Sentences for a quota that is accepted but that, with the quotas above and beneath its scope, cannot
+ * be honoured as written (POLICY.md "Guarantees nest"). Each names a scope's guarantee that is
+ * - above the guarantee of its nearest guaranteed ancestor, which caps what it protects;
+ * - above the limit of an ancestor, which its scope can never pass;
+ * or children whose guarantees add up to more than their parent's. The quota's scope is the guaranteed
+ * one or the one above it: lowering a parent below its children is told as much as raising a child.
  */
 export function grantWarnings(view: View, quota: Quota, label: (key: ScopeKey) => string): string[] {
+  const quotaOf = (key: ScopeKey) => (key === quota.scope ? quota : view.quotas.get(key));
+  const beneath = [...view.scopes.keys()].filter(
+    (key) => key !== quota.scope && view.chain(key).includes(quota.scope),
+  );
+  // Each pair is a scope and one of its ancestors, the quota's scope being one of the two.
+  const pairs = [
+    ...view
+      .chain(quota.scope)
+      .slice(1)
+      .map((above) => [quota.scope, above] as const),
+    ...beneath.map((below) => [below, quota.scope] as const),
+  ];
   const warnings: string[] = [];
-  const ancestors = view.chain(quota.scope).slice(1);
   for (const d of DIMENSIONS) {
-    const asked = quota.guarantee?.[d];
-    if (asked === undefined) continue;
-    const capping = ancestors.find((key) => view.quotas.get(key)?.guarantee?.[d] !== undefined);
-    const cap = capping ? view.quotas.get(capping)!.guarantee![d]! : Number.POSITIVE_INFINITY;
-    if (asked > cap) {
-      warnings.push(
-        `the guarantee of ${formatAmount(d, asked)} is above the ${formatAmount(d, cap)} guaranteed to ${label(capping!)}, which caps what it protects`,
-      );
+    const amount = (n: number) => formatAmount(d, n);
+    for (const [below, above] of pairs) {
+      const asked = quotaOf(below)?.guarantee?.[d];
+      if (asked === undefined) continue;
+      const guarantee = `the guarantee of ${amount(asked)}${below === quota.scope ? '' : ` on ${label(below)}`}`;
+      const capping = view
+        .chain(below)
+        .slice(1)
+        .find((key) => quotaOf(key)?.guarantee?.[d] !== undefined);
+      const cap = capping === above ? quotaOf(above)!.guarantee![d]! : Number.POSITIVE_INFINITY;
+      if (asked > cap) {
+        warnings.push(
+          `${guarantee} is above the ${amount(cap)} guaranteed to ${label(above)}, which caps what it protects`,
+        );
+      }
+      const limit = quotaOf(above)?.limit?.[d];
+      if (limit !== undefined && asked > limit) {
+        warnings.push(
+          `${guarantee} is above the limit of ${amount(limit)} on ${label(above)}, so it can never be used in full`,
+        );
+      }
     }
   }
-  for (const b of budgets(view, quota)) {
+  for (const b of [...budgets(view, quota), ...grantedBeneath(view, quota)]) {
     if (b.guaranteed > 0 && b.granted > b.guaranteed) {
       warnings.push(
         `the guarantees beneath ${label(b.parent)} add up to ${formatAmount(b.dimension, b.granted)}, more than its own guarantee of ${formatAmount(b.dimension, b.guaranteed)}: not all of them can be honoured at once`,

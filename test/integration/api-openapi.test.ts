@@ -199,9 +199,9 @@ describe('API description and operations', () => {
     assertError(await stack.call('PATCH', '/api/v1/quotas', { scope: 'org:x' }), 404);
     // A method a path does not take is unknown too, whatever middleware the path has for its body.
     assertError(
-      await stack.call('GET', '/api/v1/quotas/preview'),
+      await stack.call('PUT', '/api/v1/quotas/preview', { scope: 'org:x' }),
       404,
-      /^there is no GET \/api\/v1\/quotas\/preview/,
+      /^there is no PUT \/api\/v1\/quotas\/preview/,
     );
     assertError(await stack.call('GET', '/api/v1/models/some-model/owner'), 404);
     assertError(await stack.call('DELETE', '/api/v1/models/some-model/owner'), 404);
@@ -249,12 +249,7 @@ describe('API description and operations', () => {
       ['PUT', '/api/v1/quotas', { scope: 'team:a\u0000b', limit: { gpus: 1 } }],
       ['PUT', '/api/v1/quotas', { scope: 'team:x', limit: { gpus: 1e300 * 10 } }],
       ['PUT', '/api/v1/quotas', new Uint8Array([0xff, 0xfe, 0x7b]) as unknown as string],
-      [
-        'PUT',
-        '/api/v1/quotas',
-        { scope: 'team:x', limit: { gpus: 1 } },
-        { 'content-type': 'application/xml' },
-      ],
+      ['PUT', '/api/v1/quotas', '<quota scope="team:x"/>', { 'content-type': 'application/xml' }],
       ['POST', '/api/v1/quotas/preview', '{'],
       ['DELETE', '/api/v1/quotas/%E0%A4%A', undefined],
       ['DELETE', '/api/v1/quotas/team%3A', undefined],

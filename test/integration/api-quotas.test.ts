@@ -148,18 +148,24 @@ describe('quotas API', () => {
         400,
         'there is no team "Globex/vision"',
       );
+      // Nor is a path of the wrong depth, as in the original API (not "malformed").
+      for (const [text, what] of [
+        ['team:Acme/ml/extra', 'team "Acme/ml/extra"'],
+        ['team:Acme//ml', 'team "Acme//ml"'],
+        ['org:Acme/ml', 'org "Acme/ml"'],
+      ]) {
+        assertError(await put({ scope: text, limit: { gpus: 1 } }), 400, `there is no ${what}`);
+      }
+    });
+
+    it('trims the spaces around a scope, as the original API did', async () => {
+      const answer = await put({ scope: '  team:Acme/ml\t', limit: { gpus: 2 } });
+      assert.deepEqual(answer, { status: 200, body: { scope: `team:${acmeMl}` } });
     });
 
     it('refuses a malformed scope: "x" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT', async () => {
       assertError(await put({ scope: 'x', limit: { gpus: 1 } }), 400, `"x" ${MALFORMED}`);
-      for (const text of [
-        'team:',
-        'galaxy:Acme',
-        'team:Acme/ml/extra',
-        'team:Acme//ml',
-        'org:Acme/ml',
-        'Acme/ml',
-      ]) {
+      for (const text of ['team:', 'galaxy:Acme', 'Acme/ml']) {
         assertError(await put({ scope: text, limit: { gpus: 1 } }), 400, `"${text}" ${MALFORMED}`);
       }
     });
@@ -177,17 +183,21 @@ describe('quotas API', () => {
       assertError(await put(''), 400, /^the request is not valid JSON: /);
     });
 
-    it('answers 400 for a body that is not sent as JSON (wrong content type)', async () => {
-      const body = JSON.stringify({ scope, limit: { gpus: 1 } });
-      assertError(await put(body, { 'content-type': 'text/plain' }), 400, /Content-Type: application\/json/);
+    it('reads a JSON body whatever its Content-Type, as the original API did (plain curl -d)', async () => {
+      for (const [gpus, type] of [
+        [1, 'text/plain'],
+        [2, 'application/x-www-form-urlencoded'],
+        [3, 'application/json; charset=utf-8'],
+      ] as const) {
+        const ok = await put(JSON.stringify({ scope, limit: { gpus } }), { 'content-type': type });
+        assert.deepEqual(ok, { status: 200, body: { scope } }, type);
+        assert.deepEqual((await quotaOf(scope)).limit, { gpus });
+      }
       assertError(
-        await put(body, { 'content-type': 'application/x-www-form-urlencoded' }),
+        await put('scope=team:Refuse/checks', { 'content-type': 'application/x-www-form-urlencoded' }),
         400,
-        /application\/json/,
+        /^the request is not valid JSON: /,
       );
-      // With a charset it is still JSON.
-      const ok = await put(body, { 'content-type': 'application/json; charset=utf-8' });
-      assert.equal(ok.status, 200, JSON.stringify(ok.body));
     });
 
     it('refuses a quota with neither a guarantee nor a limit', async () => {
@@ -259,8 +269,14 @@ describe('quotas API', () => {
       assertError(await put({ scope, limit: { gpu: 1 } }), 400, 'unknown field "gpu" in limit');
     });
 
-    it('requires the scope', async () => {
-      assertError(await put({ limit: { gpus: 1 } }), 400, 'scope is required');
+    it('answers a missing scope with the resolution sentence, as the original API did', async () => {
+      assertError(await put({ limit: { gpus: 1 } }), 400, `"" ${MALFORMED}`);
+      assertError(await put({ scope: '', limit: { gpus: 1 } }), 400, `"" ${MALFORMED}`);
+    });
+
+    it('resolves the scope before it looks at an empty quota, as the original API did', async () => {
+      assertError(await put({ scope: 'team:Refuse/none' }), 400, 'there is no team "Refuse/none"');
+      assertError(await put({}), 400, `"" ${MALFORMED}`);
     });
 
     it('answers 413 for a body above 16 KiB, and looks at one just below', async () => {
@@ -292,7 +308,7 @@ describe('quotas API', () => {
     assert.equal(orgQuota.name, 'Listing');
     assert.equal(orgQuota.updated_by, 'alice@example.com');
     assert.deepEqual(orgQuota.limit, { gpus: 64 });
-    assert.equal('guarantee' in orgQuota, false);
+    assert.deepEqual(orgQuota.guarantee, {}, 'unset: {}, so that clients read q.guarantee.gpus');
 
     const teamQuota = await quotaOf(`team:${t.id}`);
     assert.deepEqual(teamQuota, {
@@ -311,7 +327,7 @@ describe('quotas API', () => {
     const projectQuota = await quotaOf(`project:${p.id}`);
     assert.equal(projectQuota.name, 'Listing/ml/training');
     assert.deepEqual(projectQuota.guarantee, { cores: 4.5 });
-    assert.equal('limit' in projectQuota, false);
+    assert.deepEqual(projectQuota.limit, {});
   });
 
   it('replaces the whole quota on PUT (a dimension or part not given is gone)', async () => {
@@ -324,28 +340,27 @@ describe('quotas API', () => {
     });
     await put({ scope: 'team:Replace/ml', limit: { cores: 16 } }, await as('bob'));
     const quota = await quotaOf(`team:${t.id}`);
-    assert.equal('guarantee' in quota, false, JSON.stringify(quota));
+    assert.deepEqual(quota.guarantee, {}, JSON.stringify(quota));
     assert.deepEqual(quota.limit, { cores: 16 });
     assert.equal(quota.updated_by, 'bob');
     // Empty parts count as absent: a guarantee of {} next to a limit stores no guarantee.
     await put({ scope: 'team:Replace/ml', guarantee: {}, limit: { gpus: 1 } });
     const again = await quotaOf(`team:${t.id}`);
-    assert.equal('guarantee' in again, false, JSON.stringify(again));
+    assert.deepEqual(again.guarantee, {}, JSON.stringify(again));
     assert.deepEqual(again.limit, { gpus: 1 });
   });
 
-  it('DELETE /api/v1/quotas/{scope} takes a URL-encoded path scope, then 404 when there is none', async () => {
+  it('DELETE /api/v1/quotas/{scope} takes a URL-encoded path scope, and is idempotent', async () => {
     await org('Remove');
     const t = await team('Remove', 'ml');
     await put({ scope: `team:${t.id}`, limit: { gpus: 4 } });
     const removed = await stack.call('DELETE', '/api/v1/quotas/team%3ARemove%2Fml');
     assert.deepEqual(removed, { status: 200, body: { removed: `team:${t.id}` } });
     assert.equal(await quotaOf(`team:${t.id}`), undefined);
-    assertError(
-      await stack.call('DELETE', '/api/v1/quotas/team%3ARemove%2Fml'),
-      404,
-      `team:${t.id} has no quota`,
-    );
+    const audited = await stack.sql`select count(*)::int as n from audit_log`;
+    // As in the original: none left to remove is still 200, and changes (and records) nothing.
+    assert.deepEqual(await stack.call('DELETE', '/api/v1/quotas/team%3ARemove%2Fml'), removed);
+    assert.deepEqual(await stack.sql`select count(*)::int as n from audit_log`, audited);
     // By ID, and with the spaces and case people type.
     await put({ scope: `team:${t.id}`, limit: { gpus: 4 } });
     const spaced = await stack.call('DELETE', `/api/v1/quotas/${encodeURIComponent('team:remove / ML')}`);
@@ -358,6 +373,46 @@ describe('quotas API', () => {
       'there is no team "NoSuch/team"',
     );
     assertError(await stack.call('DELETE', '/api/v1/quotas/nonsense'), 400, `"nonsense" ${MALFORMED}`);
+  });
+
+  it('GET /api/v1/quotas/{scope} answers one quota as the list shows it', async () => {
+    const o = await org('Single');
+    const t = await team('Single', 'ml');
+    await team('Single', 'web');
+    await put({ scope: 'org:Single', limit: { gpus: 32 } });
+    await put({ scope: 'team:Single/ml', guarantee: { gpus: 4 } });
+    const one = await stack.call('GET', `/api/v1/quotas/${encodeURIComponent(' team:single / ML ')}`);
+    assert.deepEqual(one, { status: 200, body: await quotaOf(`team:${t.id}`) });
+    assert.deepEqual(one.body.limit, {});
+    assert.equal((await stack.call('GET', `/api/v1/quotas/org:${o.id}`)).body.name, 'Single');
+
+    assertError(
+      await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fweb'),
+      404,
+      'team:Single/web has no quota',
+    );
+    assertError(
+      await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fno'),
+      400,
+      'there is no team "Single/no"',
+    );
+    assertError(await stack.call('GET', '/api/v1/quotas/Single'), 400, `"Single" ${MALFORMED}`);
+    // An operator of the team sees its own quota; the org's, which its list leaves out, is not shown either.
+    const operator = {
+      authorization: `Bearer ${await stack.token({ name: `op-${tag}`, role: 'operator', scope: 'team:Single/ml' })}`,
+    };
+    const own = await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fml', undefined, operator);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assertError(
+      await stack.call('GET', '/api/v1/quotas/org%3ASingle', undefined, operator),
+      404,
+      'org:Single has no quota',
+    );
+    assertError(
+      await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fweb', undefined, operator),
+      400,
+      'there is no team "Single/web"',
+    );
   });
 
   it('a failed request changes nothing', async () => {
@@ -374,15 +429,16 @@ describe('quotas API', () => {
       await put({ scope, limit: { gpus: 1 }, extra: true }),
       await put({ scope, limit: { gpus: 1 }, pad: 'x'.repeat(20 * 1024) }),
       await put(`{"scope": "${scope}", "limit": {"gpus": 1}`),
-      await put(JSON.stringify({ scope, limit: { gpus: 1 } }), { 'content-type': 'text/plain' }),
+      await put('scope=team:Unchanged/ml', { 'content-type': 'application/x-www-form-urlencoded' }),
       await put({ scope }),
       await put({ scope: 'team:Unchanged/nope', limit: { gpus: 1 } }),
       await put({ scope: 'org:Unchanged', limit: { gpus: 1 }, guarantee: { gpus: 2 } }),
-      await stack.call('DELETE', '/api/v1/quotas/org%3AUnchanged'),
       await stack.call('DELETE', '/api/v1/quotas/team%3AUnchanged%2Fnope'),
     ];
     for (const failure of failures)
       assert.ok(failure.status >= 400 && failure.status < 500, JSON.stringify(failure));
+    // Removing the quota an org does not have succeeds, and changes nothing either.
+    assert.equal((await stack.call('DELETE', '/api/v1/quotas/org%3AUnchanged')).status, 200);
     assert.deepEqual(await quotas(), before);
     assert.deepEqual((await stack.call('GET', '/api/v1/tree')).body, tree);
   });

@@ -4,6 +4,7 @@ import { NotFound } from '../../domain/errors.ts';
 import type { Quota } from '../../domain/quota.ts';
 import { ResourcesSchema } from '../../domain/resources.ts';
 import { displayName } from '../../domain/scope-names.ts';
+import type { Snapshot } from '../../domain/snapshot.ts';
 import { grantWarnings, overrunBudget, overrunSentence } from '../../policy/guarantee-grants.ts';
 import { previewQuota } from '../../policy/preview.ts';
 import { guaranteeAboveLimit } from '../../policy/quota-rules.ts';
@@ -12,14 +13,13 @@ import { scopeFigures } from '../../policy/scope-figures.ts';
 import { buildView, type View } from '../../policy/view.ts';
 import { lockUntilCommit } from '../../store/locks.ts';
 import { modelsOwnedBy } from '../../store/models.ts';
-import { deleteQuota, getQuota, listQuotas, putQuota } from '../../store/quotas.ts';
+import { deleteQuota, getQuota, listQuotas, putQuota, type StoredQuota } from '../../store/quotas.ts';
 import { readQuotaPolicy, readSnapshot } from '../../store/snapshot.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { authorize, identityOf, permits, visibility } from '../auth/guard.ts';
 import { mayOverrun } from '../auth/permissions.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
-import { ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recorded } from '../recorded.ts';
 import { resolveOrRefuse, subtree } from '../scopes.ts';
@@ -30,7 +30,11 @@ const NO_LIVE_STATE = { models: [], nodes: [], replicas: [], load: {} };
 
 const QuotaInputSchema = z
   .strictObject({
-    scope: ScopeRefSchema,
+    // May be absent or empty, so that a missing scope gets the resolution's sentence, as in the original.
+    scope: z.string().max(300).default('').openapi({
+      example: 'team:Acme/ml',
+      description: 'the scope whose quota this is, written as API.md "Conventions" says',
+    }),
     guarantee: ResourcesSchema.optional(),
     limit: ResourcesSchema.optional(),
   })
@@ -41,8 +45,8 @@ const QuotaViewSchema = z
   .object({
     scope: z.string(),
     name: z.string(),
-    guarantee: ResourcesSchema.optional(),
-    limit: ResourcesSchema.optional(),
+    guarantee: ResourcesSchema.describe('{} when the quota sets none'),
+    limit: ResourcesSchema.describe('{} when the quota sets none'),
     holds: FiguresSchema,
     borrowed: FiguresSchema,
     updated_by: z.string(),
@@ -76,6 +80,26 @@ const QuotaSetSchema = z
   .openapi('QuotaSet');
 
 /**
+ * Shows stored quotas as GET answers them, with what their scopes hold and borrow in `snapshot`.
+ * Guarantee and limit are always there, `{}` when unset, as the original had them: clients read
+ * `q.limit.gpus` without a check.
+ */
+function quotaViews(snapshot: Snapshot) {
+  const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
+  const perScope = scopeFigures(snapshot);
+  return (quota: StoredQuota) => ({
+    scope: quota.scope,
+    name: displayName(scopes, quota.scope),
+    guarantee: quota.guarantee ?? {},
+    limit: quota.limit ?? {},
+    holds: complete(perScope.get(quota.scope)?.holds ?? {}),
+    borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
+    updated_by: quota.updated_by,
+    updated_at: quota.updated_at,
+  });
+}
+
+/**
  * Refuses (403) a guarantee that overruns what the scope above has to grant, unless the caller's role
  * may (an admin); otherwise the warnings such a guarantee deserves (POLICY.md "Guarantees nest").
  */
@@ -87,8 +111,12 @@ async function grantChecked(c: Context, view: View, quota: Quota): Promise<strin
   return grantWarnings(view, quota, label);
 }
 
-/** Checks a quota body beyond its shape (API.md) and resolves its scope; answers 400 otherwise. */
+/**
+ * Resolves a quota body's scope and checks the body beyond its shape (API.md); answers 400 otherwise.
+ * The scope comes first, as in the original: an empty quota for a scope that does not exist is told so.
+ */
 async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>) {
+  const scope = await resolveOrRefuse(c, input.scope);
   // A dimension given as 0 is set (a limit of 0 GPUs keeps a scope off GPUs); only absent ones are not.
   const guarantee = input.guarantee && dimensionsOf(input.guarantee).length > 0 ? input.guarantee : undefined;
   const limit = input.limit && dimensionsOf(input.limit).length > 0 ? input.limit : undefined;
@@ -101,7 +129,6 @@ async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>)
       `the guarantee of ${formatAmount(above, guarantee![above]!)} is above the limit of ${formatAmount(above, limit![above]!)}`,
     );
   }
-  const scope = await resolveOrRefuse(c, input.scope);
   return { scope: scope.key, ...(guarantee ? { guarantee } : {}), ...(limit ? { limit } : {}) };
 }
 
@@ -131,21 +158,30 @@ export function quotasRouter(deps: ApiDeps) {
         listQuotas(sql),
         visibility(c),
       ]);
-      const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
-      const perScope = scopeFigures(snapshot);
-      const body = stored
-        .filter((quota) => shown(quota.scope))
-        .map((quota) => ({
-          scope: quota.scope,
-          name: displayName(scopes, quota.scope),
-          ...(quota.guarantee ? { guarantee: quota.guarantee } : {}),
-          ...(quota.limit ? { limit: quota.limit } : {}),
-          holds: complete(perScope.get(quota.scope)?.holds ?? {}),
-          borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
-          updated_by: quota.updated_by,
-          updated_at: quota.updated_at,
-        }));
-      return c.json(body, 200);
+      return c.json(stored.filter((quota) => shown(quota.scope)).map(quotaViews(snapshot)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      middleware: [permits('read')] as const,
+      method: 'get',
+      path: '/quotas/{scope}',
+      tags: ['quotas'],
+      summary: "One scope's quota, as the list shows it",
+      request: { params: z.object({ scope: z.string() }) },
+      responses: { 200: jsonContent(QuotaViewSchema), ...errors(400, 404, 503) },
+    }),
+    async (c) => {
+      const scope = await resolveOrRefuse(c, c.req.valid('param').scope);
+      const [quota, shown, { label }] = await Promise.all([
+        getQuota(sql, scope.key),
+        visibility(c),
+        c.get('scopeTree')(),
+      ]);
+      // A quota the list would not show (one above the caller's scope) is not shown here either.
+      if (!quota || !shown(scope.key)) throw new NotFound(`${label(scope.key)} has no quota`);
+      return c.json(quotaViews(await readSnapshot(sql, now(), deps.policy))(quota), 200);
     },
   );
 
@@ -208,22 +244,22 @@ export function quotasRouter(deps: ApiDeps) {
       method: 'delete',
       path: '/quotas/{scope}',
       tags: ['quotas'],
-      summary: "Remove a scope's quota",
+      summary: "Remove a scope's quota (none to remove is fine: the scope is left without one)",
       request: { params: z.object({ scope: z.string() }) },
-      responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(400, 404, 503) },
+      responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(400, 503) },
     }),
     async (c) => {
       const scope = await resolveOrRefuse(c, c.req.valid('param').scope);
       await authorize(c, 'change-quota', { scope: scope.key });
+      // Idempotent, as in the original; with nothing to remove, nothing changes and nothing is recorded.
+      if (!(await getQuota(sql, scope.key))) return c.json({ removed: scope.key }, 200);
       await recorded(
         c,
         sql,
         'quota.remove',
         scope.key,
         (tx) => getQuota(tx, scope.key),
-        async (tx) => {
-          if (!(await deleteQuota(tx, scope.key))) throw new NotFound(`${scope.key} has no quota`);
-        },
+        (tx) => deleteQuota(tx, scope.key),
       );
       await tellSubtree(scope.key);
       return c.json({ removed: scope.key }, 200);

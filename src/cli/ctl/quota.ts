@@ -6,8 +6,8 @@ import { formatResources, formatUsage, parseResources, type Resources } from './
 interface QuotaRow {
   scope: string;
   name: string;
-  guarantee?: Resources;
-  limit?: Resources;
+  guarantee: Resources;
+  limit: Resources;
   holds: Resources;
   borrowed: Resources;
   updated_by: string;
@@ -54,6 +54,23 @@ function quotaBody(input: Input) {
   };
 }
 
+/** Quotas as a table, one row each, with what their scopes hold and borrow. */
+const quotaTable = (quotas: QuotaRow[]) =>
+  table(
+    ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
+    quotas.map((q) => [
+      q.name,
+      q.scope,
+      formatResources(q.guarantee),
+      formatResources(q.limit),
+      formatUsage(q.holds),
+      formatUsage(q.borrowed),
+      q.updated_by,
+      q.updated_at,
+    ]),
+    'no quotas',
+  );
+
 const listOr = (items: string[], none: string) => (items.length ? items.join(', ') : none);
 
 function previewText(preview: Preview): string {
@@ -80,22 +97,19 @@ export const QUOTA_COMMANDS: Command[] = [
     examples: ['llmgw ctl quota list'],
     async run(ctx) {
       const quotas = await ctx.api().get<QuotaRow[]>('/quotas');
-      ctx.out.show(quotas, () =>
-        table(
-          ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
-          quotas.map((q) => [
-            q.name,
-            q.scope,
-            formatResources(q.guarantee),
-            formatResources(q.limit),
-            formatUsage(q.holds),
-            formatUsage(q.borrowed),
-            q.updated_by,
-            q.updated_at,
-          ]),
-          'no quotas',
-        ),
-      );
+      ctx.out.show(quotas, () => quotaTable(quotas));
+    },
+  },
+  {
+    path: 'quota get',
+    args: 'SCOPE',
+    positionals: { min: 1, max: 1 },
+    summary: "Show one scope's quota with what it holds and borrows.",
+    details: SCOPE_HELP,
+    examples: ['llmgw ctl quota get team:Acme/ml', 'llmgw ctl quota get team:Acme/ml -o json'],
+    async run(ctx, { positionals: [scope] }) {
+      const quota = await ctx.api().get<QuotaRow>(`/quotas/${encodeURIComponent(scope)}`);
+      ctx.out.show(quota, () => quotaTable([quota]));
     },
   },
   {
