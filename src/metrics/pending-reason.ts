@@ -5,6 +5,7 @@ export type PendingReason =
   | 'max_replicas'
   | 'backoff'
   | 'unmeasured'
+  | 'slo_unmet'
   | 'no_profile'
   | 'other';
 
@@ -16,6 +17,7 @@ const PHRASES: [RegExp, PendingReason][] = [
   [/^max_replicas\b/, 'max_replicas'],
   [/\bis backed off\b/, 'backoff'],
   [/\bis not measured\b/, 'unmeasured'],
+  [/\bcannot meet its SLO\b/, 'slo_unmet'],
   [/\bhas no profile\b/, 'no_profile'],
 ];
 

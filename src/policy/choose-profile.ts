@@ -1,9 +1,17 @@
 import type { ProfileRejection } from '../domain/decision.ts';
-import type { Model, Profile } from '../domain/model.ts';
+import type { Measurement, Model, Profile } from '../domain/model.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
-import { limitSentence, listing, noRoomFor, scopeLabel } from './explain.ts';
+import {
+  cannotMeetSloSummary,
+  cannotMeetSloWhy,
+  limitSentence,
+  listing,
+  noRoomFor,
+  scopeLabel,
+} from './explain.ts';
 import { blockingLimit } from './limits.ts';
 import { pickNode } from './placement.ts';
+import { cannotMeetSlo } from './profiles.ts';
 import { planReclaim, type ReclaimPlan, reclaimingScope } from './reclaim.ts';
 import type { View } from './view.ts';
 
@@ -20,9 +28,11 @@ interface Rejection extends ProfileRejection {
 
 /**
  * Where the model's next replica goes (POLICY.md "Choosing a profile"). For each profile in trial
- * order: a backed-off profile is skipped; a limit on the chain that blocks it sends on to the next;
- * a node with room takes it; with no room, an owner within its guarantee reclaims for it (before
- * trying the next profile: a guarantee means the owner gets its preferred profile); else the next.
+ * order: a profile measured as unable to meet its SLO is skipped (it would add no capacity, so any
+ * load would scale it to max_replicas); a backed-off profile is skipped; a limit on the chain that
+ * blocks it sends on to the next; a node with room takes it; with no room, an owner within its
+ * guarantee reclaims for it (before trying the next profile: a guarantee means the owner gets its
+ * preferred profile); else the next.
  * `measuredOnly` skips unmeasured profiles when only a target throughput asks for the replica: they
  * add no known throughput, so adding them could never meet the target.
  */
@@ -36,13 +46,7 @@ export function chooseProfile(
   const rejections: Rejection[] = [];
   const measurements = view.measurementsOf(model.name);
   for (const profile of profiles) {
-    const rejection = rejectionOf(
-      view,
-      model,
-      profile,
-      memory,
-      measuredOnly && !measurements.has(profile.name),
-    );
+    const rejection = rejectionOf(view, model, profile, memory, measurements.get(profile.name), measuredOnly);
     if (rejection) {
       rejections.push(rejection);
       continue;
@@ -68,8 +72,12 @@ function rejectionOf(
   model: Model,
   profile: Profile,
   memory: ModelMemory,
-  unmeasured: boolean,
+  measurement: Measurement | undefined,
+  measuredOnly: boolean,
 ): Rejection | null {
+  if (cannotMeetSlo(measurement)) {
+    return { profile: profile.name, why: cannotMeetSloWhy, summary: cannotMeetSloSummary(profile) };
+  }
   const until = memory.backedOffUntil[profile.name];
   if (until !== undefined && until > view.now) {
     const seconds = Math.ceil((until - view.now) / 1000);
@@ -79,7 +87,7 @@ function rejectionOf(
       summary: `${profile.name} is backed off`,
     };
   }
-  if (unmeasured) {
+  if (measuredOnly && !measurement) {
     return {
       profile: profile.name,
       why: 'not measured, so it adds no known throughput toward the target',

@@ -28,6 +28,13 @@ export function limitSentence(view: View, block: BlockingLimit, r: Resources): s
 export const noRoomFor = (profile: Profile): string =>
   `no room for ${profile.name} (needs ${formatResources(profile.resources)})`;
 
+/** Why a profile measured as unable to meet its SLO is skipped (the rejection of a decision, a sizing). */
+export const cannotMeetSloWhy =
+  'not servable: measured as unable to meet its SLO at any concurrency (max_concurrency_at_slo 0); bench it again to use it';
+
+/** "vllm-h100 cannot meet its SLO": that reason as part of a pending sentence. */
+export const cannotMeetSloSummary = (profile: Profile): string => `${profile.name} cannot meet its SLO`;
+
 /** "34 in flight", "1 in flight". */
 export const inFlight = (n: number): string => `${formatNumber(n)} in flight`;
 

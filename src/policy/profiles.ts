@@ -11,17 +11,27 @@ function tokensPerUnit(profile: Profile, measurement: Measurement): number {
 }
 
 /**
+ * Whether the profile was measured as unable to meet its SLO at any concurrency: one replica of it
+ * serves nothing within the SLO, so it adds no capacity and is never placed (a store may still hold
+ * such a measurement from before the API refused them).
+ */
+export const cannotMeetSlo = (measurement: Measurement | undefined): boolean =>
+  measurement !== undefined && measurement.max_concurrency_at_slo <= 0;
+
+/**
  * The model's profiles in the order they are tried (POLICY.md "Choosing a profile"):
- * 1. priority, higher first;
- * 2. measured before unmeasured;
- * 3. measured tokens/s per GPU (GPU profiles) or per core (CPU-only profiles), higher first;
- * 4. name.
+ * 1. a profile measured as unable to meet its SLO last, whatever its priority (it is never placed);
+ * 2. priority, higher first;
+ * 3. measured before unmeasured;
+ * 4. measured tokens/s per GPU (GPU profiles) or per core (CPU-only profiles), higher first;
+ * 5. name.
  */
 export function orderProfiles(model: Model, measurements: ReadonlyMap<string, Measurement>): Profile[] {
   return [...model.profiles].sort((a, b) => {
-    if (a.priority !== b.priority) return b.priority - a.priority;
     const ma = measurements.get(a.name);
     const mb = measurements.get(b.name);
+    if (cannotMeetSlo(ma) !== cannotMeetSlo(mb)) return cannotMeetSlo(ma) ? 1 : -1;
+    if (a.priority !== b.priority) return b.priority - a.priority;
     if (!ma !== !mb) return ma ? -1 : 1;
     if (ma && mb) {
       const perUnit = tokensPerUnit(b, mb) - tokensPerUnit(a, ma);
@@ -41,3 +51,9 @@ export const concurrencyOf = (
   settings: PolicySettings,
 ): number =>
   measurement?.max_concurrency_at_slo ?? profile?.default_concurrency ?? settings.defaultConcurrency;
+
+/** The profile of the model's next replica as a preview reads it: the first in trial order. */
+export const nextProfile = (
+  model: Model,
+  measurements: ReadonlyMap<string, Measurement>,
+): Profile | undefined => orderProfiles(model, measurements)[0];

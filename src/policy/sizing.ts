@@ -1,11 +1,12 @@
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
-import { limitSentence } from './explain.ts';
+import { cannotMeetSloSummary, limitSentence } from './explain.ts';
 import { holdings } from './holdings.ts';
 import { blockingLimit } from './limits.ts';
 import { modelFigures } from './model-figures.ts';
 import { pickNode } from './placement.ts';
+import { cannotMeetSlo } from './profiles.ts';
 import { add, formatResources, subtract } from './resources.ts';
 import { type View, viewOf } from './view.ts';
 
@@ -15,7 +16,10 @@ export interface SizingPlan {
   /** What the model's serving replicas measure now plus what the plan adds. */
   reaches_tokens_per_sec: number;
   fits: boolean;
-  /** What stops the rest: a scope's limit, no room, an unmeasured profile, max_replicas. */
+  /**
+   * What stops the rest: a scope's limit, no room, a profile unmeasured or unable to meet its SLO,
+   * max_replicas.
+   */
   blocked_by: string[];
 }
 
@@ -52,7 +56,12 @@ export function sizeForThroughput(
 
   for (const profile of figures.profiles) {
     if (reaches >= tokensPerSec || count >= model.max_replicas) break;
-    const throughput = measurements.get(profile.name)?.throughput_tok_per_sec ?? 0;
+    const measurement = measurements.get(profile.name);
+    if (cannotMeetSlo(measurement)) {
+      blockedBy.add(`profile ${cannotMeetSloSummary(profile)}`);
+      continue;
+    }
+    const throughput = measurement?.throughput_tok_per_sec ?? 0;
     if (throughput <= 0) {
       blockedBy.add(`profile ${profile.name} is not measured`);
       continue;

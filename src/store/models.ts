@@ -55,14 +55,28 @@ export async function getModel(sql: Db, name: string): Promise<StoredModel | und
 /** The answer (404) for a model that does not exist, or that the caller may not know of. */
 export const noSuchModel = (name: string) => new NotFound(`there is no model "${name}"`);
 
+/**
+ * A model as a PUT gives it. The owner and the target are also set on their own (`ctl model owner`,
+ * `ctl model target --apply`), so left undefined they keep what is stored; null clears them.
+ */
+export type ModelSpec = Omit<Model, 'owner' | 'target_tokens_per_sec'> & {
+  owner?: ScopeKey | null;
+  target_tokens_per_sec?: number | null;
+};
+
 /** Creates or replaces a model and its profiles in one transaction; true when it is new. */
-export async function putModel(sql: Db, model: Model): Promise<boolean> {
+export async function putModel(sql: Db, model: ModelSpec): Promise<boolean> {
+  const keepOwner = model.owner === undefined;
+  const keepTarget = model.target_tokens_per_sec === undefined;
   return transaction(sql, async (tx) => {
     const [row] = await tx<{ created: boolean }[]>`
       insert into models (name, owner, min_replicas, max_replicas, target_tokens_per_sec)
-      values (${model.name}, ${model.owner}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
-      on conflict (name) do update set owner = excluded.owner, min_replicas = excluded.min_replicas,
-        max_replicas = excluded.max_replicas, target_tokens_per_sec = excluded.target_tokens_per_sec,
+      values (${model.name}, ${model.owner ?? null}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
+      on conflict (name) do update set
+        owner = case when ${keepOwner} then models.owner else excluded.owner end,
+        min_replicas = excluded.min_replicas, max_replicas = excluded.max_replicas,
+        target_tokens_per_sec = case when ${keepTarget} then models.target_tokens_per_sec
+          else excluded.target_tokens_per_sec end,
         deleting = false, updated_at = now()
       returning (xmax = 0) as created`;
     await tx`delete from profiles where model = ${model.name}`;
@@ -83,7 +97,8 @@ export async function setOwner(sql: Db, name: string, owner: ScopeKey | null): P
   return rows.length > 0;
 }
 
-export async function setTarget(sql: Db, name: string, tokensPerSec: number): Promise<boolean> {
+/** Sets or clears (null) the target throughput; false when there is no such model. */
+export async function setTarget(sql: Db, name: string, tokensPerSec: number | null): Promise<boolean> {
   const rows = await sql`
     update models set target_tokens_per_sec = ${tokensPerSec}, updated_at = now() where name = ${name} returning name`;
   return rows.length > 0;

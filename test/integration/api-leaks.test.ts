@@ -235,7 +235,7 @@ describe('names outside a token’s view', () => {
       bearer(tokens.operator),
     );
     assertError(answer, 409, `the name "${taken}" is taken by a model of another scope; choose another`);
-    assert.equal((await ok(stack, 'GET', `/api/v1/models/${taken}`)).owner, null, 'unchanged');
+    assert.equal((await ok(stack, 'GET', `/api/v1/models/${taken}`)).owner, '', 'unchanged');
   });
 });
 

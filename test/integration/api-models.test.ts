@@ -2,6 +2,7 @@
 // their refusals, body bounds and that a failed request changes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
 import type { Resources } from '../../src/domain/resources.ts';
 import { newId } from '../../src/store/ids.ts';
 import { assertError } from '../support/assertions.ts';
@@ -86,9 +87,11 @@ describe('models API', () => {
       max_replicas: 3,
       replicas: { pending: 0, starting: 0, ready: 0, draining: 0 },
       in_flight: null,
+      load_reported_at: null,
       capacity_at_slo: 0,
       status: 'new',
       last_decision: null,
+      freshness: null,
     });
     const names = answer.body.map((m: any) => m.name);
     assert.deepEqual(names, [...names].sort(), 'by name');
@@ -177,7 +180,7 @@ describe('models API', () => {
     it('POST /api/v1/models/{name}/owner -> 200 {model, owner}; "" clears it', async () => {
       const model = name('moving');
       assert.equal((await put(model, spec())).status, 201);
-      assert.equal((await detail(model)).body.owner, null);
+      assert.equal((await detail(model)).body.owner, '');
       assert.deepEqual(await setOwner(model, { owner: 'project:training' }), {
         status: 200,
         body: { model, owner: `project:${projectId}` },
@@ -189,10 +192,23 @@ describe('models API', () => {
         status: 200,
         body: { model, owner: `team:${teamId}` },
       });
-      assert.deepEqual(await setOwner(model, { owner: '' }), { status: 200, body: { model, owner: null } });
+      assert.deepEqual(await setOwner(model, { owner: '' }), { status: 200, body: { model, owner: '' } });
       const cleared = (await detail(model)).body;
-      assert.equal(cleared.owner, null);
+      assert.equal(cleared.owner, '');
       assert.equal(cleared.owner_name, null);
+    });
+
+    it('{} and {"owner": null} clear the owner too, as the original API did; answers show ""', async () => {
+      const model = name('unowned');
+      assert.equal((await put(model, spec())).status, 201);
+      for (const body of [{}, { owner: null }]) {
+        assert.equal((await setOwner(model, { owner: 'team:Acme/ml' })).body.owner, `team:${teamId}`);
+        assert.deepEqual(await setOwner(model, body), { status: 200, body: { model, owner: '' } });
+        assert.equal((await detail(model)).body.owner, '');
+        const listed = (await stack.call('GET', '/api/v1/models')).body.find((m: any) => m.name === model);
+        assert.equal(listed.owner, '');
+        assert.equal(listed.owner_name, null);
+      }
     });
 
     it('404 for an unknown model, 400 for an owner that does not resolve, and nothing changes', async () => {
@@ -210,17 +226,146 @@ describe('models API', () => {
         400,
         '"Acme" is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT',
       );
-      assertError(await setOwner(model, {}), 400, 'owner is required');
-      assertError(await setOwner(model, { owner: null }), 400, /^owner /);
+      assertError(await setOwner(model, { owner: 7 }), 400, 'owner must be a string');
       assertError(await setOwner(model, { owner: 'team:Acme/ml', also: 1 }), 400, 'unknown field "also"');
       assertError(await setOwner(model, '{"owner": '), 400, /^the request is not valid JSON: /);
       assertError(
-        await setOwner(model, JSON.stringify({ owner: '' }), { 'content-type': 'text/plain' }),
+        await setOwner(model, 'owner=', { 'content-type': 'application/x-www-form-urlencoded' }),
         400,
-        /application\/json/,
+        /^the request is not valid JSON: /,
       );
       assertError(await setOwner(model, { owner: '', pad: 'x'.repeat(5 * 1024) }), 413, /larger than 4 KiB/);
       assert.deepEqual((await detail(model)).body, before);
+    });
+  });
+
+  describe('owner and target set apart from the spec', () => {
+    it('PUT without owner or target keeps what was set apart; null clears them, "" clears the owner', async () => {
+      const model = name('kept-apart');
+      assert.equal((await put(model, spec())).status, 201);
+      assert.equal((await setOwner(model, { owner: 'team:Acme/ml' })).status, 200);
+      const target = await stack.call('POST', `/api/v1/models/${model}/target`, {
+        tokens_per_sec: 250,
+        apply: true,
+      });
+      assert.equal(target.status, 200, JSON.stringify(target.body));
+      assert.equal((await put(model, spec({ max_replicas: 4 }))).status, 200);
+      let stored = (await detail(model)).body;
+      assert.equal(stored.owner, `team:${teamId}`);
+      assert.equal(stored.target_tokens_per_sec, 250);
+      assert.equal(stored.max_replicas, 4);
+
+      assert.equal((await put(model, spec({ target_tokens_per_sec: null }))).status, 200);
+      stored = (await detail(model)).body;
+      assert.equal(stored.owner, `team:${teamId}`);
+      assert.equal(stored.target_tokens_per_sec, undefined);
+
+      assert.equal((await put(model, spec({ owner: null, target_tokens_per_sec: 90 }))).status, 200);
+      stored = (await detail(model)).body;
+      assert.equal(stored.owner, '');
+      assert.equal(stored.target_tokens_per_sec, 90);
+
+      assert.equal((await put(model, spec({ owner: 'team:Acme/ml' }))).status, 200);
+      assert.equal((await put(model, spec({ owner: '' }))).status, 200);
+      assert.equal((await detail(model)).body.owner, '');
+    });
+
+    it('DELETE /api/v1/models/{name}/target clears the target, and again is no error; 404 when unknown', async () => {
+      const model = name('untargeted');
+      assert.equal((await put(model, spec({ target_tokens_per_sec: 300 }))).status, 201);
+      const clear = () => stack.call('DELETE', `/api/v1/models/${model}/target`);
+      assert.deepEqual(await clear(), { status: 200, body: { model, target_tokens_per_sec: null } });
+      assert.equal((await detail(model)).body.target_tokens_per_sec, undefined);
+      assert.deepEqual(await clear(), { status: 200, body: { model, target_tokens_per_sec: null } });
+      assertError(
+        await stack.call('DELETE', `/api/v1/models/${name('none')}/target`),
+        404,
+        `there is no model "${name('none')}"`,
+      );
+    });
+
+    it('a model moved (or created) under an owner at its limit is accepted, with a warning naming it', async () => {
+      assert.equal((await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'capped' })).status, 201);
+      const quota = await stack.call('PUT', '/api/v1/quotas', {
+        scope: 'team:Acme/capped',
+        limit: { gpus: 2 },
+      });
+      assert.equal(quota.status, 200, JSON.stringify(quota.body));
+      const holder = name('holder');
+      assert.equal((await put(holder, spec({ owner: 'team:Acme/capped' }))).status, 201);
+      await replica(`${holder}-r1`, holder, 'h100', { gpus: 2, memory_gib: 160 }, 'ready');
+
+      const moved = name('moved');
+      assert.equal((await put(moved, spec())).status, 201);
+      const warning = (m: string) =>
+        `limit of team Acme / capped: holds 2 GPUs + 1 > 2, so ${m} starts no new replica of h100 under this owner`;
+      assert.deepEqual(await setOwner(moved, { owner: 'team:Acme/capped' }), {
+        status: 200,
+        body: { model: moved, owner: (await detail(holder)).body.owner, warnings: [warning(moved)] },
+      });
+      assert.equal((await detail(moved)).body.owner_name, 'Acme / capped', 'accepted all the same');
+      // Moved where no limit stops it: nothing to warn of.
+      assert.deepEqual((await setOwner(moved, { owner: 'team:Acme/ml' })).body.warnings, undefined);
+
+      const created = name('created');
+      assert.deepEqual(await put(created, spec({ owner: 'team:Acme/capped' })), {
+        status: 201,
+        body: { name: created, warnings: [warning(created)] },
+      });
+      // Applied again under the owner it has: not moved, nothing to warn of.
+      assert.deepEqual(await put(created, spec({ owner: 'team:Acme/capped' })), {
+        status: 200,
+        body: { name: created },
+      });
+    });
+  });
+
+  describe('the list says which is newer: the last decision or the load beside it', () => {
+    it('a decision made before the load was reported says so, with both times', async () => {
+      const model = name('fresh');
+      assert.equal((await put(model, spec())).status, 201);
+      await stack.sql`insert into decisions (model, action, reason, inputs, at)
+        values (${model}, 'none', 'steady: load never reported; 0 at SLO on 0 replicas',
+          ${stack.sql.json({ in_flight: null, capacity_at_slo: 0, pending: null })}, now() - interval '5 seconds')`;
+      const listed = async () =>
+        (await stack.call('GET', '/api/v1/models')).body.find((m: any) => m.name === model);
+      const before = await listed();
+      assert.equal(before.freshness, null, 'no load yet: the decision saw what is shown');
+      assert.equal(before.load_reported_at, null);
+
+      const report = await stack.call('POST', `/api/v1/models/${model}/load`, { in_flight: 11 });
+      assert.equal(report.status, 202, JSON.stringify(report.body));
+      const after = await listed();
+      assert.equal(after.in_flight, 11);
+      assert.equal(after.last_decision.reason, 'steady: load never reported; 0 at SLO on 0 replicas');
+      assert.match(after.load_reported_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.ok(Date.parse(after.load_reported_at) > Date.parse(after.last_decision.at));
+      assert.equal(
+        after.freshness,
+        `decided at ${after.last_decision.at}, on figures from before the load reported at ${after.load_reported_at} (it saw no known load, now 11 in flight)`,
+      );
+      assert.equal((await detail(model)).body.freshness, after.freshness);
+
+      const list = await runCtlCapturing([
+        '--server',
+        stack.url,
+        '--token',
+        stack.adminToken,
+        'model',
+        'list',
+      ]);
+      assert.equal(list.code, 0, list.stderr);
+      const row = list.stdout.split('\n').find((line) => line.startsWith(model)) ?? '';
+      assert.ok(
+        row.endsWith(`steady: load never reported; 0 at SLO on 0 replicas (${after.freshness})`),
+        row,
+      );
+
+      // A decision that saw the load shown needs no word.
+      await stack.sql`insert into decisions (model, action, reason, inputs)
+        values (${model}, 'none', 'steady: 11 in flight <= 16 at SLO on 2 replicas',
+          ${stack.sql.json({ in_flight: 11, capacity_at_slo: 16, pending: null })})`;
+      assert.equal((await listed()).freshness, null);
     });
   });
 
@@ -303,12 +448,12 @@ describe('models API', () => {
       assertError(await put('x'.repeat(64), spec()), 400, /^name must be/);
     });
 
-    it('answers 400 for a body that is not JSON, or not sent as JSON', async () => {
+    it('answers 400 for a body that is not JSON, whatever its Content-Type', async () => {
       assertError(await put(model, '{"max_replicas": 1,'), 400, /^the request is not valid JSON: /);
       assertError(
-        await put(model, JSON.stringify(spec()), { 'content-type': 'text/plain' }),
+        await put(model, 'max_replicas=1', { 'content-type': 'application/x-www-form-urlencoded' }),
         400,
-        /application\/json/,
+        /^the request is not valid JSON: /,
       );
       assertError(await detail(model), 404);
     });
@@ -376,7 +521,7 @@ describe('models API', () => {
       await put(model, spec({ unknown: true })),
       await put(model, { ...spec(), pad: 'z'.repeat(300 * 1024) }),
       await put(model, '{"max_replicas": 1'),
-      await put(model, JSON.stringify(spec({ max_replicas: 9 })), { 'content-type': 'text/plain' }),
+      await put(model, 'max_replicas=9', { 'content-type': 'application/x-www-form-urlencoded' }),
       await setOwner(model, { owner: 'project:nowhere' }),
       await setOwner(model, { owner: 7 }),
     ];

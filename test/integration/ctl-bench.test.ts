@@ -115,6 +115,31 @@ describe('llmgw ctl bench and measurements', () => {
         [1],
       );
       assert.equal(await stored('l4'), undefined);
+      // Asked to store it, it stores nothing (a capacity of 0 is no measurement), says so and exits 1.
+      const storing = await ctl(
+        'bench',
+        '--model',
+        'ctlb-chat',
+        '--profile',
+        'l4',
+        '--url',
+        `${slow.url}/v1`,
+        '--slo-tpot-p95-ms',
+        '4',
+        ...SMALL,
+        '--store',
+      );
+      assert.equal(storing.code, 1);
+      assert.match(storing.stdout, /^no concurrency meets the SLO \(TPOT p95 <= 4 ms\): 0$/m);
+      assert.doesNotMatch(storing.stdout, /stored as/);
+      assert.equal(
+        storing.stderr
+          .split('\n')
+          .filter((line) => !line.startsWith('bench: '))
+          .join('\n'),
+        'no level met the SLO, so nothing was stored as the measurement of ctlb-chat/l4\n',
+      );
+      assert.equal(await stored('l4'), undefined);
     } finally {
       await slow.stop();
     }
@@ -173,6 +198,50 @@ describe('llmgw ctl bench and measurements', () => {
     );
     assert.equal(zero.code, 2);
     assert.match(zero.stderr, /--max-concurrency must be at least 1/);
+  });
+
+  it('refuses a capacity of 0 in the API and in bench import, and keeps the measurement stored', async () => {
+    const measurement = {
+      model: 'ctlb-chat',
+      profile: 'h100',
+      max_concurrency_at_slo: 8,
+      throughput_tok_per_sec: 120,
+      slo: { tpot_p95_ms: 50 },
+    };
+    assert.equal((await stack.call('PUT', '/api/v1/measurements', measurement)).status, 200);
+    const kept = await stored('h100');
+    const zero = await stack.call('PUT', '/api/v1/measurements', {
+      ...measurement,
+      max_concurrency_at_slo: 0,
+      throughput_tok_per_sec: 0,
+    });
+    assert.deepEqual(zero, {
+      status: 400,
+      body: {
+        error:
+          'max_concurrency_at_slo must be above 0: 0 says no concurrency met the SLO, which is no measurement to store',
+      },
+    });
+    const imported = await ctl(
+      'bench',
+      'import',
+      '--from',
+      'vllm',
+      join(FIXTURES, 'vllm-serve-p95.jsonl'),
+      '--model',
+      'ctlb-chat',
+      '--profile',
+      'h100',
+      '--slo-tpot-p95-ms',
+      '0.001',
+    );
+    assert.equal(imported.code, 1);
+    assert.match(imported.stdout, /^no concurrency meets the SLO \(TPOT p95 <= 0.001 ms\): 0$/m);
+    assert.equal(
+      imported.stderr,
+      'no level met the SLO, so nothing was stored as the measurement of ctlb-chat/h100\n',
+    );
+    assert.deepEqual(await stored('h100'), kept);
   });
 
   it('imports vllm bench serve results: the stored measurement round-trips the file', async () => {

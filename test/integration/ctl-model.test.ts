@@ -161,13 +161,49 @@ describe('llmgw ctl model, against a running reconciler', () => {
     assert.equal(cleared.code, 0, cleared.stderr);
     assert.equal(cleared.stdout, 'model ctlm-chat has no owner\n');
     const set = await ctl('model', 'owner', 'ctlm-chat', 'team:Acme/ml');
-    assert.equal(set.stdout, `model ctlm-chat is owned by ${teamKey}\n`);
+    assert.equal(set.stdout, `model ctlm-chat is owned by team Acme / ml (${teamKey})\n`);
     const both = await ctl('model', 'owner', 'ctlm-chat', 'team:Acme/ml', '--clear');
     assert.equal(both.code, 2);
     assert.match(both.stderr, /give either SCOPE or --clear/);
     const nobody = await ctl('model', 'owner', 'ctlm-chat', 'team:nobody');
     assert.equal(nobody.code, 1);
     assert.equal(nobody.stderr, 'there is no team "nobody"\n');
+  });
+
+  it('moves a model under an owner at its limit, printing the warning; apply keeps that owner', async () => {
+    await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'full' });
+    const quota = await stack.call('PUT', '/api/v1/quotas', { scope: 'team:Acme/full', limit: { cores: 2 } });
+    assert.equal(quota.status, 200, JSON.stringify(quota.body));
+    const moved = await ctl('model', 'owner', 'ctlm-embed', 'team:Acme/full');
+    assert.equal(moved.code, 0, moved.stderr);
+    const fullKey = (await stack.call('GET', '/api/v1/models/ctlm-embed')).body.owner;
+    assert.equal(
+      moved.stdout,
+      `model ctlm-embed is owned by team Acme / full (${fullKey})\n` +
+        'warning: limit of team Acme / full: holds 0 cores + 4 > 2, so ctlm-embed starts no new replica of cpu under this owner\n',
+    );
+    // The file gives no owner: the one just set stays, and the answer warns of nothing (not moved).
+    const applied = await ctl('model', 'apply', '-f', join(dir, 'models.yaml'));
+    assert.equal(applied.stdout, 'model ctlm-chat updated\nmodel ctlm-embed updated\n');
+    assert.equal((await stack.call('GET', '/api/v1/models/ctlm-embed')).body.owner, fullKey);
+    const named = await ctl(
+      'model',
+      'apply',
+      '-f',
+      file('owned.yaml', `${MODELS.split('---')[1]}owner: team:Acme/full\n`),
+    );
+    assert.equal(named.stdout, 'model ctlm-embed updated\n');
+  });
+
+  it('clears the target throughput', async () => {
+    const cleared = await ctl('model', 'target', 'ctlm-chat', '--clear');
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.equal(cleared.stdout, 'ctlm-chat has no target throughput\n');
+    assert.equal((await stack.call('GET', '/api/v1/models/ctlm-chat')).body.target_tokens_per_sec, undefined);
+    assert.equal((await ctl('model', 'target', 'ctlm-chat', '--clear')).code, 0, 'clearing again is fine');
+    const both = await ctl('model', 'target', 'ctlm-chat', '--clear', '--tokens-per-sec', '5');
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /give either --tokens-per-sec \(with --apply or not\) or --clear/);
   });
 
   it('exits 1 with the server sentence for a model it refuses or does not know', async () => {

@@ -9,6 +9,7 @@ import { decideModel } from '../../src/policy/decide.ts';
 import {
   gpus,
   loadOf,
+  measured,
   memory,
   model,
   NOW,
@@ -68,6 +69,12 @@ describe('pendingReasons', () => {
   it('unmeasured: only a target throughput asks, and no profile is measured', () => {
     const m = model('m', [small], { target_tokens_per_sec: 100 });
     assert.deepEqual(pendingReasons(pendingOf(world({ models: [m], nodes }), m)), ['unmeasured']);
+  });
+
+  it('slo_unmet: the only profile was measured as unable to meet its SLO', () => {
+    const m = model('m', [small]);
+    const s = loadOf(world({ models: [m], nodes, measurements: [measured('m', 'small', 0, 0)] }), 'm', 5);
+    assert.deepEqual(pendingReasons(pendingOf(s, m)), ['slo_unmet']);
   });
 
   it('no_profile: the model has none', () => {

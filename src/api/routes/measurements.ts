@@ -19,7 +19,14 @@ const MeasurementSchema = z
   .strictObject({
     model: ObjectNameSchema,
     profile: ObjectNameSchema,
-    max_concurrency_at_slo: z.number().finite().min(0).max(1_000_000),
+    // 0 is no capacity at all: stored, such a profile would add none, and load would scale it out.
+    max_concurrency_at_slo: z
+      .number()
+      .finite()
+      .positive({
+        error: 'must be above 0: 0 says no concurrency met the SLO, which is no measurement to store',
+      })
+      .max(1_000_000),
     throughput_tok_per_sec: tokensPerSec(),
     slo: z.strictObject({ ttft_p95_ms: ms.optional(), tpot_p95_ms: ms.optional() }),
     points: z
@@ -41,7 +48,14 @@ const MeasurementSchema = z
 // Not MeasurementSchema.extend(): a strict schema extended is described as an allOf that no object
 // satisfies (each part refuses the other's fields).
 const StoredMeasurementSchema = z
-  .object({ ...MeasurementSchema.shape, measured_at: z.string() })
+  .object({
+    ...MeasurementSchema.shape,
+    max_concurrency_at_slo: z.number().min(0).openapi({
+      description:
+        'above 0; 0 only in a measurement stored before the API refused it, whose profile is not placed',
+    }),
+    measured_at: z.string(),
+  })
   .openapi('StoredMeasurement');
 
 /** What `llmgw ctl bench` stores: how many requests in flight one replica serves within its SLO. */

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { sizeForThroughput } from '../../policy/sizing.ts';
-import { getModel, setTarget } from '../../store/models.ts';
+import { getModel, noSuchModel, setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -23,7 +23,8 @@ const SizingSchema = z
 
 /**
  * Sizes a model for a throughput against the room there is; with apply, stores it as its target. Even
- * the plan alone asks for the right to change the model: it is the first half of that change.
+ * the plan alone asks for the right to change the model: it is the first half of that change. DELETE
+ * clears the target.
  */
 export function targetRouter(deps: ApiDeps) {
   const app = newRouter();
@@ -64,6 +65,40 @@ export function targetRouter(deps: ApiDeps) {
         await deps.reconcilers.tell([name], 'specChanged');
       }
       return c.json({ ...plan, applied: apply }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      middleware: [permits('change-model')] as const,
+      method: 'delete',
+      path: '/models/{name}/target',
+      tags: ['models'],
+      summary: 'Clear the target throughput of a model (200 also when it has none)',
+      request: { params: z.object({ name: ObjectNameSchema }) },
+      responses: {
+        200: jsonContent(z.object({ model: z.string(), target_tokens_per_sec: z.null() })),
+        ...errors(404, 503),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid('param');
+      const model = await existingModelInView(c, deps.sql, name, 'change-model');
+      await authorize(c, 'change-model', { scope: model.owner, model: name });
+      if (model.target_tokens_per_sec !== undefined) {
+        await recorded(
+          c,
+          deps.sql,
+          'model.target',
+          `model:${name}`,
+          (tx) => getModel(tx, name),
+          async (tx) => {
+            if (!(await setTarget(tx, name, null))) throw noSuchModel(name);
+          },
+        );
+        await deps.reconcilers.tell([name], 'specChanged');
+      }
+      return c.json({ model: name, target_tokens_per_sec: null }, 200);
     },
   );
   return app;

@@ -1,7 +1,7 @@
 import { type Level, missReason, type Slo } from '../../bench/level.ts';
 import type { MeasurementBody } from '../../bench/measurement.ts';
 import type { Context, Input, OptionSpec } from './command.ts';
-import { UsageError } from './errors.ts';
+import { Failed, UsageError } from './errors.ts';
 import { sloText } from './measurements.ts';
 import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
@@ -86,6 +86,8 @@ function resultText(
 /**
  * Stores the measurement (when asked) and prints it with its levels. The result is printed even when
  * the server refuses it, so that a long bench is not lost; the refusal still ends the command with 1.
+ * A bench where no level met the SLO is not sent: a capacity of 0 is no measurement, and the API
+ * refuses it.
  */
 export async function reportMeasurement(
   ctx: Context,
@@ -94,7 +96,11 @@ export async function reportMeasurement(
   options: { store: boolean; capped?: boolean },
 ) {
   let refusal: unknown;
-  if (options.store) {
+  if (options.store && measurement.max_concurrency_at_slo === 0) {
+    refusal = new Failed(
+      `no level met the SLO, so nothing was stored as the measurement of ${measurement.model}/${measurement.profile}`,
+    );
+  } else if (options.store) {
     try {
       await ctx.api().call('PUT', '/measurements', measurement);
     } catch (error) {

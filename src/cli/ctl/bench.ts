@@ -44,7 +44,8 @@ const bench: Command = {
     'timeout-s': { type: 'string', value: 'S', description: 'a request taking longer fails (default 60)' },
     store: {
       type: 'boolean',
-      description: 'store the result as the measurement of M/P (PUT /api/v1/measurements)',
+      description:
+        'store the result as the measurement of M/P (PUT /api/v1/measurements); when no level meets the SLO, nothing is stored and it exits 1',
     },
   },
   examples: [

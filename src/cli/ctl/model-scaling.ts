@@ -1,4 +1,5 @@
 import type { Command } from './command.ts';
+import { UsageError } from './errors.ts';
 import { type Decision, decisionsTable, modelPath } from './model-spec.ts';
 import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
@@ -32,23 +33,32 @@ export const MODEL_SCALING_COMMANDS: Command[] = [
     args: 'NAME',
     positionals: { min: 1, max: 1 },
     summary:
-      'Plan the replicas a throughput needs, per profile, within limits and free room; --apply makes it the target.',
+      'Plan the replicas a throughput needs, per profile, within limits and free room; --apply makes it the target, --clear removes it.',
     options: {
       'tokens-per-sec': {
         type: 'string',
         value: 'T',
         description: 'the throughput wanted (output tokens/s)',
-        required: true,
       },
       apply: { type: 'boolean', description: "store T as the model's target throughput" },
+      clear: { type: 'boolean', description: 'the model has no target throughput any more' },
     },
     examples: [
       'llmgw ctl model target llama-70b --tokens-per-sec 5000',
       'llmgw ctl model target llama-70b --tokens-per-sec 5000 --apply',
+      'llmgw ctl model target llama-70b --clear',
     ],
     async run(ctx, input) {
       const [name] = input.positionals;
-      const wanted = numberOption(input, 'tokens-per-sec', { positive: true })!;
+      if (input.values.clear) {
+        if (input.values['tokens-per-sec'] !== undefined || input.values.apply)
+          throw new UsageError('give either --tokens-per-sec (with --apply or not) or --clear');
+        const { body } = await ctx.api().call('DELETE', modelPath(name, '/target'));
+        ctx.out.show(body, () => `${name} has no target throughput`);
+        return;
+      }
+      const wanted = numberOption(input, 'tokens-per-sec', { positive: true });
+      if (wanted === undefined) throw new UsageError('model target needs --tokens-per-sec or --clear');
       const apply = input.values.apply === true;
       const { body } = await ctx
         .api()

@@ -14,7 +14,8 @@ export interface Decision {
 
 interface ModelSummary {
   name: string;
-  owner: string | null;
+  /** "" when the model has none. */
+  owner: string;
   owner_name: string | null;
   min_replicas: number;
   max_replicas: number;
@@ -24,6 +25,8 @@ interface ModelSummary {
   capacity_at_slo: number;
   status: string;
   last_decision: Decision | null;
+  /** Set when the in-flight figure is not the one the last decision saw, saying which is newer. */
+  freshness: string | null;
 }
 
 interface ModelDetail extends ModelSummary {
@@ -55,6 +58,15 @@ const replicaCounts = (counts: Record<string, number>) =>
 
 const ownerText = (model: ModelSummary) => (model.owner ? `${model.owner_name} (${model.owner})` : '-');
 
+/** The newest decision's sentence, and when the figures beside it are newer, which. */
+const lastDecisionText = (model: ModelSummary) =>
+  model.last_decision && model.freshness
+    ? `${model.last_decision.reason} (${model.freshness})`
+    : model.last_decision?.reason;
+
+/** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
+const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
+
 export const decisionsTable = (decisions: Decision[]) =>
   table(
     ['AT', 'ACTION', 'PROFILE', 'NODE', 'REASON'],
@@ -70,6 +82,7 @@ function detailText(model: ModelDetail): string {
     ['in flight', `${model.in_flight ?? 'unknown'} (capacity at SLO ${model.capacity_at_slo})`],
     ['target', model.target_tokens_per_sec === undefined ? '-' : `${model.target_tokens_per_sec} tokens/s`],
     ['status', model.status],
+    ...(model.freshness ? [['decided', model.freshness]] : []),
   ];
   return [
     ...fields.map(([name, value]) => `${`${name}:`.padEnd(11)}${value}`),
@@ -123,7 +136,8 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
     path: 'model apply',
     summary: 'Create or update the models of a YAML file (PUT /api/v1/models/NAME for each).',
     details: [
-      'The file holds one model per YAML document:',
+      'The file holds one model per YAML document; an owner or target_tokens_per_sec left out keeps what',
+      'the model has (null clears it):',
       '  name: llama-70b',
       '  owner: team:Acme/ml',
       '  min_replicas: 1',
@@ -137,13 +151,22 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
     examples: ['llmgw ctl model apply -f model.yaml'],
     async run(ctx, input) {
       const path = input.values.file as string;
-      const applied: { name: string; created: boolean }[] = [];
+      const applied: { name: string; created: boolean; warnings?: string[] }[] = [];
       for (const { name, spec } of modelsIn(ctx.readFile(path), path)) {
-        const { status } = await ctx.api().call('PUT', modelPath(name), spec);
-        applied.push({ name, created: status === 201 });
+        const { status, body } = await ctx.api().call<{ warnings?: string[] }>('PUT', modelPath(name), spec);
+        applied.push({
+          name,
+          created: status === 201,
+          ...(body.warnings ? { warnings: body.warnings } : {}),
+        });
       }
       ctx.out.show(applied, () =>
-        applied.map((m) => `model ${m.name} ${m.created ? 'created' : 'updated'}`).join('\n'),
+        applied
+          .flatMap((m) => [
+            `model ${m.name} ${m.created ? 'created' : 'updated'}`,
+            ...warningLines(m.warnings),
+          ])
+          .join('\n'),
       );
     },
   },
@@ -163,7 +186,7 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
             num(m.in_flight, 0),
             m.capacity_at_slo,
             m.status,
-            m.last_decision?.reason,
+            lastDecisionText(m),
           ]),
           'no models',
         ),
@@ -208,9 +231,18 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
       if ((scope === undefined) === !values.clear) throw new UsageError('give either SCOPE or --clear');
       const { body } = await ctx
         .api()
-        .call<{ owner: string | null }>('POST', modelPath(name, '/owner'), { owner: scope ?? '' });
+        .call<{ owner: string; warnings?: string[] }>('POST', modelPath(name, '/owner'), {
+          owner: scope ?? '',
+        });
+      // The answer gives the key; the model's summary names the scope as people know it: "team Acme / ml".
+      const scopeName = body.owner
+        ? `${body.owner.split(':')[0]} ${(await ctx.api().get<ModelSummary>(modelPath(name))).owner_name}`
+        : null;
       ctx.out.show(body, () =>
-        body.owner ? `model ${name} is owned by ${body.owner}` : `model ${name} has no owner`,
+        [
+          scopeName ? `model ${name} is owned by ${scopeName} (${body.owner})` : `model ${name} has no owner`,
+          ...warningLines(body.warnings),
+        ].join('\n'),
       );
     },
   },
