@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ClusterDriver } from '../cluster/driver.ts';
 import type { Config } from '../config.ts';
 import type { Decision } from '../domain/decision.ts';
+import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { decideModel } from '../policy/decide.ts';
@@ -33,6 +34,8 @@ export interface PassPlan {
   exists: true;
   deleting: boolean;
   owner: string | null;
+  /** The owner as people name it (`Acme/ml`); '' for none. */
+  ownerPath: string;
   decision: Decision;
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
@@ -107,6 +110,7 @@ export function createActivities(deps: ActivityDeps) {
           exists: true as const,
           deleting: model.deleting ?? false,
           owner: model.owner,
+          ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
           startable: view
             .replicasOfModel(model.name)

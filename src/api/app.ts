@@ -17,7 +17,7 @@ import { decisionsRouter } from './routes/decisions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { loadRouter } from './routes/load.ts';
 import { measurementsRouter } from './routes/measurements.ts';
-import { modelsRouter } from './routes/models.ts';
+import { modelsRouter } from './routes/models/index.ts';
 import { nodesRouter } from './routes/nodes.ts';
 import { quotasRouter } from './routes/quotas.ts';
 import { replicasRouter } from './routes/replicas.ts';
@@ -37,7 +37,12 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
     async () => (await deps.reconcilers.missing(await modelNames(deps.sql))).length,
     deps.metricsRefreshMs ?? DEFAULT_METRICS_REFRESH_MS,
   );
-  healthRoutes(app, deps, missingReconcilers);
+  // Open to all: /readyz looks at Temporal's search attributes at most as often, whoever asks how often.
+  const missingSearchAttributes = sharedReading(
+    async () => (await deps.missingSearchAttributes?.()) ?? [],
+    deps.metricsRefreshMs ?? DEFAULT_METRICS_REFRESH_MS,
+  );
+  healthRoutes(app, deps, { missingReconcilers, missingSearchAttributes });
   // The metrics name every tenant's scopes and models: an admin or a metrics token (Prometheus) reads them.
   const metrics = apiMetrics({ ...deps, missingReconcilers });
   app.use('/metrics', authenticated);

@@ -9,6 +9,8 @@ export interface ApiDeps {
   reconcilers: Reconcilers;
   /** Resolves when Temporal answers; rejects (or false) when it does not. */
   temporalReachable: () => Promise<boolean>;
+  /** llmgw's search attributes Temporal's namespace lacks: reconcilers cannot run without them (absent: not checked). */
+  missingSearchAttributes?: () => Promise<string[]>;
   policy: PolicySettings;
   now?: () => number;
   /** How old the figures of GET /metrics and the reconcilers /readyz counts may be (default 5 s). */

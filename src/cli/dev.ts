@@ -1,13 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFirstAdmin, issueDemoToken } from '../api/auth/bootstrap.ts';
-import { readClusterFile } from '../cluster/sim/cluster-file.ts';
 import type { Config } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { startEmbeddedPostgres } from '../store/embedded.ts';
 import { migrate } from '../store/migrate.ts';
-import { putNode } from '../store/nodes.ts';
-import { runLoadGenerator, seedDemo } from './demo.ts';
+import { demoHints, runLoadGenerator, seedDemo } from './demo.ts';
 import { portInUse } from './dev/ports.ts';
 import { findTemporalCli, startTemporalDevServer } from './dev/temporal-server.ts';
 import { startApi } from './serve.ts';
@@ -54,7 +52,7 @@ export async function runDev(
     if (!temporalAddress) {
       log.info('starting the Temporal dev server ...');
       const temporal = await startTemporalDevServer({
-        cli: await findTemporalCli(),
+        cli: await findTemporalCli((line) => log.info(line)),
         port: config.temporalPort,
         uiPort: config.temporalUiPort,
         dbFile: join(config.home, 'temporal.db'),
@@ -65,17 +63,12 @@ export async function runDev(
       uiUrl = temporal.uiUrl;
     }
 
-    const nodes = readClusterFile(config.simClusterFile);
-    for (const node of nodes) await putNode(sql, node);
-    log.info(
-      `simulated cluster: ${nodes.length} node(s) from ${config.simClusterFile ?? 'the built-in demo cluster'}`,
-    );
-
     // The worker shares this process's metrics with the API, whose /metrics serves them: no port of its own.
     const worker = await startWorker({
       config: { ...config, metricsPort: undefined },
       sql,
       temporalAddress,
+      demoCluster: true,
       log,
     });
     stops.push(worker.stop);
@@ -92,10 +85,7 @@ export async function runDev(
       );
       const stopLoad = runLoadGenerator(call, log);
       stops.push(async () => stopLoad());
-      log.info('demo: a load generator reports bursts every 2 s; watch the models and their decisions:');
-      log.info(
-        `  curl -s -H "authorization: Bearer $LLMGW_TOKEN" ${api.url}/api/v1/models | jq    (or: npx llmgw ctl model list)`,
-      );
+      for (const line of demoHints(api.url)) log.info(line);
     }
     log.info('');
     log.info(`llmgw is up.`);

@@ -1,3 +1,4 @@
+import { refuseWithoutAdmin } from '../api/auth/bootstrap.ts';
 import { forgetSecrets } from '../child-process.ts';
 import { ConfigError, readConfig } from '../config.ts';
 import { connect } from '../store/db.ts';
@@ -11,8 +12,10 @@ const USAGE = `usage: llmgw <command>
 commands:
   dev      everything on one machine: embedded Postgres, Temporal dev server + Web UI, worker, API,
            simulated cluster (npm start); --demo seeds a story and a load generator (npm run demo)
-  serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS)
-  worker   the reconcilers' worker (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS; LLMGW_ADMIN_TOKEN while the store
+           holds no admin token)
+  worker   the reconcilers' worker and the simulated cluster of LLMGW_SIM_CLUSTER (needs DATABASE_URL
+           and TEMPORAL_ADDRESS)
   migrate  apply the store's migrations and exit
   ctl      the operator's command line, a client of the HTTP API (llmgw ctl --help)
 
@@ -61,6 +64,7 @@ async function main(command: string | undefined) {
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
       await migrate(sql);
+      if (command === 'serve') await refuseWithoutAdmin(sql, config.adminToken);
       const running =
         command === 'serve'
           ? await startApi({ config, sql, temporalAddress })

@@ -6,6 +6,7 @@ import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts
 import type { Config } from '../config.ts';
 import type { Sql } from '../store/db.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
+import { ensureSearchAttributes, lackedSearchAttributes } from '../workflows/search-attribute-check.ts';
 
 export interface RunningApi {
   url: string;
@@ -14,7 +15,8 @@ export interface RunningApi {
 
 /**
  * The HTTP API on host:port (port 0 picks a free one), with LLMGW_ADMIN_TOKEN stored as its admin token
- * and LLMGW_METRICS_TOKEN as its metrics token.
+ * and LLMGW_METRICS_TOKEN as its metrics token. Temporal's namespace gets llmgw's search attributes (or
+ * this throws the sentence saying how), and /readyz is 503 whenever it lacks them.
  */
 export async function startApi(options: {
   config: Config;
@@ -24,23 +26,34 @@ export async function startApi(options: {
   log?: Pick<Console, 'warn' | 'error'>;
 }): Promise<RunningApi> {
   const { config, sql } = options;
+  const log = options.log ?? console;
   if (config.adminToken) await storeBootstrapAdmin(sql, config.adminToken);
   if (config.metricsToken) await storeMetricsToken(sql, config.metricsToken);
   const connection = await Connection.connect({ address: options.temporalAddress });
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const namespace = config.temporalNamespace;
+  await ensureSearchAttributes(connection.operatorService, namespace, log).catch(async (error) => {
+    await connection.close();
+    throw error;
+  });
+  const client = new Client({ connection, namespace });
+  const soon = <T>(call: () => Promise<T>) => connection.withDeadline(Date.now() + 2000, call);
   const app = createApp(
     {
       sql,
-      reconcilers: temporalReconcilers(client, config.taskQueue, options.log),
+      reconcilers: temporalReconcilers(client, config.taskQueue, log),
       temporalReachable: async () => {
-        await connection.withDeadline(Date.now() + 2000, () => connection.workflowService.getSystemInfo({}));
+        await soon(() => connection.workflowService.getSystemInfo({}));
         return true;
       },
+      missingSearchAttributes: async () =>
+        (await soon(() => lackedSearchAttributes(connection.operatorService, namespace))).map(
+          (key) => key.name,
+        ),
       policy: config.policy,
       metricsRefreshMs: config.metricsRefreshMs,
       scopeCaps: config.scopeCaps,
     },
-    options.log,
+    log,
   );
   const server = await new Promise<Server>((resolve, reject) => {
     const started = serve(

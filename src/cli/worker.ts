@@ -15,6 +15,8 @@ import { readQuotaPolicy } from '../store/snapshot.ts';
 import { temporalReconcilers } from '../workflows/client.ts';
 import { LoadSignals } from '../workflows/load-signals.ts';
 import { watchReconcilers } from '../workflows/reconciler-watch.ts';
+import { ensureSearchAttributes } from '../workflows/search-attribute-check.ts';
+import { loadSimCluster } from './sim-cluster.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -27,18 +29,33 @@ export interface RunningWorker {
 let runtimeInstalled = false;
 
 /**
- * The worker: runs the reconcilers' workflow and activities, and the simulated cluster. Every model
- * in the store gets its reconciler started (signalWithStart), so none is missing after any restart,
- * and every LLMGW_RECONCILER_CHECK_S those that stopped since are started again.
+ * The worker: runs the reconcilers' workflow and activities, and the simulated cluster (the nodes of
+ * LLMGW_SIM_CLUSTER; `demoCluster`: the built-in demo cluster when it is unset). Temporal's namespace gets
+ * llmgw's search attributes first (or this throws the sentence saying how). Every model in the store gets
+ * its reconciler started (signalWithStart), so none is missing after any restart, and every
+ * LLMGW_RECONCILER_CHECK_S those that stopped since are started again.
  */
 export async function startWorker(options: {
   config: Config;
   sql: Sql;
   temporalAddress: string;
+  demoCluster?: boolean;
   log?: Pick<Console, 'info' | 'warn' | 'error'>;
 }): Promise<RunningWorker> {
   const { config, sql } = options;
   const log = options.log ?? console;
+  await loadSimCluster(sql, {
+    file: config.simClusterFile,
+    demoWhenUnset: options.demoCluster ?? false,
+    log,
+  });
+  const clientConnection = await Connection.connect({ address: options.temporalAddress });
+  await ensureSearchAttributes(clientConnection.operatorService, config.temporalNamespace, log).catch(
+    async (error) => {
+      await clientConnection.close();
+      throw error;
+    },
+  );
   if (!runtimeInstalled) {
     // Keep Temporal core's own logs to warnings; ours say what matters. Shutdown on signals is ours.
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
@@ -49,7 +66,6 @@ export async function startWorker(options: {
   const metricsServer = config.metricsPort
     ? await serveMetrics(processMetrics.registry, config.host, config.metricsPort)
     : null;
-  const clientConnection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const reconcilers = temporalReconcilers(client, config.taskQueue, log);
   const serving = new SimServing(sql, new LoadSignals(sql, reconcilers, config.policy), log);

@@ -25,7 +25,7 @@ import {
   WAKE_SIGNALS,
   wakeSignals,
 } from './messages.ts';
-import { LlmgwModel, LlmgwOwner, LlmgwReplicas, LlmgwStatus } from './search-attributes.ts';
+import { LlmgwModel, LlmgwOwner, LlmgwOwnerPath, LlmgwReplicas, LlmgwStatus } from './search-attributes.ts';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -221,11 +221,15 @@ async function pass(
   state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
   state.status = decision.pending ? 'pending' : decision.action === 'none' ? 'steady' : 'scaling';
   const owner = plan.owner ?? '';
+  // Absent from the plans of runs begun before it: they replay with ''. The upsert stays one command (its
+  // attributes are not compared on replay), so no patch is needed.
+  const ownerPath = plan.ownerPath ?? '';
   const replicas = decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0);
-  const attributes = JSON.stringify([owner, replicas, state.status]);
+  const attributes = JSON.stringify([owner, ownerPath, replicas, state.status]);
   if (attributes !== state.attributes || !patched(LIGHT_PASSES)) {
     upsertSearchAttributes([
       { key: LlmgwOwner, value: owner },
+      { key: LlmgwOwnerPath, value: ownerPath },
       { key: LlmgwReplicas, value: replicas },
       { key: LlmgwStatus, value: state.status },
     ]);

@@ -3,7 +3,7 @@
 // LLMGW_ADMIN_TOKEN too short to be kept as a hash refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createFirstAdmin, storeBootstrapAdmin } from '../../src/api/auth/bootstrap.ts';
+import { createFirstAdmin, refuseWithoutAdmin, storeBootstrapAdmin } from '../../src/api/auth/bootstrap.ts';
 import { newSecret } from '../../src/api/auth/secrets.ts';
 import { ConfigError, readConfig } from '../../src/config.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -46,6 +46,19 @@ describe('the first admin token', () => {
     const [admin] = await stack.sql`select role, created_by from api_tokens where name = 'admin'`;
     assert.deepEqual({ ...admin }, { role: 'admin', created_by: 'llmgw dev' });
     assert.equal(await createFirstAdmin(stack.sql), null, 'and only once');
+  });
+
+  it('llmgw serve refuses to start without LLMGW_ADMIN_TOKEN only while no admin token works', async () => {
+    await refuseWithoutAdmin(stack.sql, undefined); // an admin token made earlier (bootstrap, or through the API)
+    await stack.sql`update api_tokens set expires_at = now() - interval '1 second' where role = 'admin'`;
+    await assert.rejects(refuseWithoutAdmin(stack.sql, undefined), {
+      message:
+        'LLMGW_ADMIN_TOKEN is not set and the store holds no admin token, so no one could call the API; set it to a secret (openssl rand -base64 32) and start again',
+    });
+    await assert.rejects(refuseWithoutAdmin(stack.sql, undefined), ConfigError);
+    await refuseWithoutAdmin(stack.sql, newSecret()); // stored as `bootstrap` by the start that follows
+    await storeBootstrapAdmin(stack.sql, stack.adminToken);
+    await refuseWithoutAdmin(stack.sql, undefined);
   });
 
   it('refuses an LLMGW_ADMIN_TOKEN too short (or with characters a bearer token cannot carry)', () => {

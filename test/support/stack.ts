@@ -180,7 +180,8 @@ export async function freshStore(): Promise<Sql> {
 }
 
 /** Creates a database next to the one `adminUrl` names and returns its URL. */
-async function createDatabase(adminUrl: string, database: string): Promise<string> {
+/** A new, empty database `database` beside the one of `adminUrl`, and its URL. */
+export async function createDatabase(adminUrl: string, database: string): Promise<string> {
   const admin = connect(adminUrl, { max: 1 });
   await admin.unsafe(`create database ${database}`);
   await admin.end();

@@ -1,3 +1,4 @@
+import { ConfigError } from '../../config.ts';
 import type { Sql } from '../../store/db.ts';
 import { hasLiveAdmin, type TokenGrant, tokensByHashPrefix } from '../../store/tokens.ts';
 import { issueToken } from './issue.ts';
@@ -37,6 +38,17 @@ async function storeFromEnvironment(sql: Sql, grant: TokenGrant, secret: string,
   );
   if (stored?.role === grant.role && stored.scope === null && stored.expires_at === null) return;
   await issueToken(sql, grant, secret, variable, { replace: true });
+}
+
+/**
+ * `llmgw serve` without LLMGW_ADMIN_TOKEN while no admin token works would answer every call 401 with no
+ * way in: it stops instead. Once an admin token exists (one made through the API), it starts without.
+ */
+export async function refuseWithoutAdmin(sql: Sql, adminToken: string | undefined): Promise<void> {
+  if (adminToken || (await hasLiveAdmin(sql))) return;
+  throw new ConfigError(
+    'LLMGW_ADMIN_TOKEN is not set and the store holds no admin token, so no one could call the API; set it to a secret (openssl rand -base64 32) and start again',
+  );
 }
 
 /**

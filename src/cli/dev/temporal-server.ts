@@ -1,7 +1,7 @@
-import { type ChildProcess, execFile } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { childEnvironment, startService } from '../../child-process.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
@@ -12,13 +12,28 @@ const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '
 const INSTALLER_VARIABLES =
   /^(TEMPORAL_CLI|XDG_CACHE_HOME|GO(PATH|ROOT|BIN|PROXY|FLAGS|CACHE|MODCACHE|PRIVATE|NOPROXY|NOSUMDB|SUMDB|INSECURE|TOOLCHAIN|ENV)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR))$/;
 
-/** Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI). */
-export async function findTemporalCli(): Promise<string> {
-  const { stdout } = await promisify(execFile)('bash', [SCRIPT], {
-    maxBuffer: 1 << 20,
+/**
+ * Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI).
+ * What the script says (a build's progress, every 10 s) goes to `log` as it comes.
+ */
+export async function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
+  const script = spawn('bash', [SCRIPT], {
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnvironment({ passes: INSTALLER_VARIABLES }),
   });
-  return stdout.trim();
+  let path = '';
+  script.stdout.on('data', (chunk) => (path += chunk));
+  let lastLine = '';
+  createInterface({ input: script.stderr }).on('line', (line) => {
+    lastLine = line;
+    log(line);
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    script.once('error', reject);
+    script.once('close', resolve);
+  });
+  if (code !== 0) throw new Error(lastLine.replace(/^temporal-cli: /, '') || `${SCRIPT} exited with ${code}`);
+  return path.trim();
 }
 
 export interface TemporalDevServer {
@@ -28,8 +43,9 @@ export interface TemporalDevServer {
 }
 
 /**
- * Runs `temporal server start-dev` with llmgw's search attributes registered and waits until it
- * answers. `dbFile` keeps its state across restarts; without it the state lives in memory.
+ * Runs `temporal server start-dev` with llmgw's search attributes registered (unless `searchAttributes`
+ * is false: a Temporal that is not ours, for tests) and waits until it answers. `dbFile` keeps its
+ * state across restarts; without it the state lives in memory.
  */
 export async function startTemporalDevServer(options: {
   cli: string;
@@ -37,6 +53,7 @@ export async function startTemporalDevServer(options: {
   uiPort?: number;
   dbFile?: string;
   namespace?: string;
+  searchAttributes?: boolean;
   log?: (line: string) => void;
 }): Promise<TemporalDevServer> {
   const args = [
@@ -53,7 +70,9 @@ export async function startTemporalDevServer(options: {
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
-  for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
+  if (options.searchAttributes ?? true) {
+    for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
+  }
 
   const server = startService(options.cli, args, { stopSignal: 'SIGTERM', log: options.log });
   const address = `127.0.0.1:${options.port}`;
