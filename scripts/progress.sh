@@ -2,7 +2,8 @@
 # took, so that a first start that builds or downloads for minutes is never silent.
 # The caller defines log() (its own prefix, to stderr).
 
-progress_every_s=10
+# LLMGW_PROGRESS_EVERY_S shortens the period for the test of these lines (test/unit/temporal-cli.test.ts).
+progress_every_s=${LLMGW_PROGRESS_EVERY_S:-10}
 
 # with_progress WHAT SUMMARY COMMAND...: runs COMMAND with its output kept in a file. Every 10 s it logs
 # "WHAT: N s so far; <SUMMARY's line>" (SUMMARY is a function given that file), then "WHAT took ...";

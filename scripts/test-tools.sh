@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Finds or installs the tools some tests run besides node, and prints a `name=path` line for each:
 #   st        schemathesis, pinned, in a virtualenv (test/integration/fuzz-schemathesis.test.ts)
-#   promtool  Prometheus's rule checker (test/unit/alerts.test.ts): on PATH, else Debian's prometheus
+#   promtool  Prometheus's rule checker (test/unit/metrics/alerts.test.ts): on PATH, else Debian's prometheus
 #             package unpacked (no root needed), else built with go install
 #   compose   docker-compose (test/unit/compose.test.ts runs its `config -q`): on PATH, else Debian's
 #             1.29.2 from PyPI in a virtualenv (no root needed)
-# Usage: test-tools.sh [st] [promtool] [compose] (none: all). Installs live outside the clone
+#   testserver  Temporal's time-skipping test server (test/unit/workflows/reconcile-model.test.ts): the
+#             Java one from Maven Central with mvn, run by a wrapper the SDK starts as `existing-path`
+# Usage: test-tools.sh [st] [promtool] [compose] [testserver] (none: all). Installs live outside the clone
 # (~/.cache/llmgw, or $XDG_CACHE_HOME/llmgw) so fresh clones and later runs reuse them. A tool that
 # cannot be had gets `name=` and a line saying why (its test then fails saying so); the exit status is 1.
 set -uo pipefail
@@ -14,6 +16,8 @@ schemathesis_version=4.32.5
 promtool_module_version=v0.316.0
 # Debian 12's docker-compose release; its PyYAML 5 pin builds only with Cython < 3.
 compose_version=1.29.2
+# The SDK's own download of the test server is not reachable from everywhere; Maven Central is.
+test_server_version=1.31.0
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw"
 log() { printf 'test-tools: %s\n' "$*" >&2; }
 # shellcheck source=progress.sh
@@ -93,6 +97,47 @@ install_compose() {
   "$venv/bin/docker-compose" version >/dev/null && touch "$venv/installed" && echo "$venv/bin/docker-compose"
 }
 
+install_testserver() {
+  local dir="$cache/temporal-test-server-v$test_server_version"
+  if [ -f "$dir/installed" ]; then echo "$dir/temporal-test-server"; return 0; fi
+  if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+    log "Temporal's test server needs java (8 or newer) and mvn to install: install them (Debian: apt-get install default-jre-headless maven), then rerun"
+    return 1
+  fi
+  log "installing Temporal's test server $test_server_version from Maven Central into $dir (once per machine)..."
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  test_server_pom >"$dir/pom.xml"
+  with_progress "downloading Temporal's test server" maven_summary \
+    mvn -B -f "$dir/pom.xml" -Dmaven.repo.local="$dir/repository" dependency:build-classpath \
+    -Dmdep.includeScope=runtime -Dmdep.outputFile="$dir/classpath" || return 1
+  # Started by the SDK as `temporal-test-server PORT`.
+  printf '#!/bin/sh\nexec java -cp "$(cat "%s")" io.temporal.testserver.TestServer "$@"\n' \
+    "$dir/classpath" >"$dir/temporal-test-server"
+  chmod +x "$dir/temporal-test-server" && touch "$dir/installed" && echo "$dir/temporal-test-server"
+}
+
+# A project whose only use is to name the test server and a silent logger (slf4j-nop) for mvn to resolve.
+test_server_pom() {
+  cat <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>llmgw</groupId>
+  <artifactId>temporal-test-server</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>$test_server_version</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>1.7.36</version></dependency>
+  </dependencies>
+</project>
+EOF
+}
+
+# How many files mvn has downloaded, and the latest.
+maven_summary() {
+  echo "$(grep -c 'Downloaded from ' "$1" || true) files downloaded, now: $(grep 'Download' "$1" | tail -n 1 | cut -c1-100)"
+}
+
 # Downloads the package (apt-get download needs no root, only apt's lists; root refreshes them when
 # they lack it) and keeps its promtool alone.
 promtool_from_debian() {
@@ -111,12 +156,12 @@ promtool_from_debian() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose)
+[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver)
 missing=0
 for name in "${tools[@]}"; do
   case "$name" in
-    st | promtool | compose) ;;
-    *) log "unknown tool $name (known: st, promtool, compose)"; exit 2 ;;
+    st | promtool | compose | testserver) ;;
+    *) log "unknown tool $name (known: st, promtool, compose, testserver)"; exit 2 ;;
   esac
   if path=$("install_$name"); then echo "$name=$path"; else echo "$name="; missing=1; fi
 done

@@ -1,55 +1,71 @@
 // `npm test`: starts Postgres and the Temporal dev server once, on free ports, and finds or installs the
 // tools the chosen tests run (scripts/test-tools.sh); runs node's test runner on every test file with
 // their addresses and paths in the environment, then stops the services, whatever happened.
+// Files under test/unit need neither service: a run of those alone (`npm run test:unit`) starts none,
+// and runs the files of each folder beneath test/unit in one process (support/unit-groups.ts).
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { SERVICE_ENV, type Services, startServices } from './support/services.ts';
+import { selectTests } from './support/test-selection.ts';
 import { installTestTools, TEST_TOOLS, type TestTool } from './support/test-tools.ts';
+import { unitGroups } from './support/unit-groups.ts';
 
 const root = join(import.meta.dirname, '..');
-const only = process.argv.slice(2);
-const files = (function find(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? find(join(dir, entry.name))
-      : entry.name.endsWith('.test.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-})(join(root, 'test'))
-  .map((file) => relative(root, file))
-  .filter((file) => only.length === 0 || only.some((part) => file.includes(part)))
-  .sort();
+const files = selectTests(
+  (function find(dir: string): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? find(join(dir, entry.name))
+        : entry.name.endsWith('.test.ts')
+          ? [relative(root, join(dir, entry.name))]
+          : [],
+    );
+  })(join(root, 'test')),
+  process.argv.slice(2),
+);
 
 const tools = (Object.keys(TEST_TOOLS) as TestTool[]).filter((tool) =>
   files.includes(TEST_TOOLS[tool].neededBy),
 );
-console.info(`starting Postgres and the Temporal dev server for ${files.length} test files ...`);
-let services: Services;
+const unitOnly = files.every((file) => file.startsWith('test/unit/'));
+console.info(
+  unitOnly
+    ? `running ${files.length} unit test files, without Postgres and Temporal ...`
+    : `starting Postgres and the Temporal dev server for ${files.length} test files ...`,
+);
+let services: Services | null;
 let toolPaths: Record<string, string>;
 try {
-  [services, toolPaths] = await Promise.all([startServices(), installTestTools(tools)]);
+  [services, toolPaths] = await Promise.all([unitOnly ? null : startServices(), installTestTools(tools)]);
 } catch (error) {
   console.error(`npm test: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }
+// Unit test processes share nothing, and many wait (on processes they start, on timers): four at a
+// time keep two cores busy. Files that share the services run one at a time.
+const concurrency = unitOnly ? 4 : 1;
+const entries = mkdtempSync(join(tmpdir(), 'llmgw-test-'));
+const testFiles = unitOnly ? unitGroups(root, files, entries) : files;
 let exitCode = 1;
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=300000', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...testFiles],
   {
     cwd: root,
     stdio: 'inherit',
     env: {
       ...process.env,
-      [SERVICE_ENV.database]: services.databaseUrl,
-      [SERVICE_ENV.temporal]: services.temporalAddress,
+      ...(services
+        ? { [SERVICE_ENV.database]: services.databaseUrl, [SERVICE_ENV.temporal]: services.temporalAddress }
+        : { [SERVICE_ENV.none]: '1' }),
       ...toolPaths,
     },
   },
 );
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
 exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
-await services.stop();
+await services?.stop();
+rmSync(entries, { recursive: true, force: true });
 process.exit(exitCode);

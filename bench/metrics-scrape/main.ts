@@ -9,11 +9,11 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { startApi } from '../../src/cli/serve.ts';
+import { temporalReconcilers } from '../../src/reconcilers/client.ts';
 import type { Sql } from '../../src/store/db.ts';
 import { putModel } from '../../src/store/models.ts';
 import { putQuota } from '../../src/store/quotas.ts';
 import { createScope } from '../../src/store/tenancy.ts';
-import { temporalReconcilers } from '../../src/workflows/client.ts';
 import { startStack } from '../../test/support/stack.ts';
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@ import type { Decision } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
-import { decideModel } from '../policy/decide.ts';
+import { decideModel, refusedDecision } from '../policy/decide.ts';
 import { resyncAfter } from '../policy/resync.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { sharedReading } from '../shared-reading.ts';
@@ -122,8 +122,14 @@ export function createActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Commits a place or reclaim decision (one transaction; a refusal is a normal answer). */
-    async reserveReplica(input: { decision: Decision; replicaId: string }) {
+    /**
+     * Commits a place or reclaim decision (one transaction). A refusal is a normal answer, with the
+     * decision to record in its place.
+     */
+    async reserveReplica(input: {
+      decision: Decision;
+      replicaId: string;
+    }): Promise<{ reserved: true } | { reserved: false; why: string; decision: Decision }> {
       if (input.decision.action !== 'place' && input.decision.action !== 'reclaim') {
         throw ApplicationFailure.nonRetryable(
           `cannot reserve for a ${input.decision.action} decision`,
@@ -133,12 +139,13 @@ export function createActivities(deps: ActivityDeps) {
       const reservation = await guarded(() =>
         reserve(sql, input.decision, input.replicaId, config.policy, now()),
       );
-      if (reservation.reserved) {
-        if (input.decision.action === 'reclaim') deps.onReclaim?.(input.decision);
-        for (const victim of input.decision.victims ?? []) {
-          const replica = await getReplica(sql, victim.replica);
-          if (replica?.state === 'draining') await driver.drain(replica);
-        }
+      if (!reservation.reserved) {
+        return { ...reservation, decision: refusedDecision(input.decision, reservation.why) };
+      }
+      if (input.decision.action === 'reclaim') deps.onReclaim?.(input.decision);
+      for (const victim of input.decision.victims ?? []) {
+        const replica = await getReplica(sql, victim.replica);
+        if (replica?.state === 'draining') await driver.drain(replica);
       }
       return reservation;
     },

@@ -1,29 +1,27 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { Conflict, InvalidInput, NotFound, TooMany } from '../domain/errors.ts';
 import { apiMetrics, DEFAULT_METRICS_REFRESH_MS } from '../metrics/api-metrics.ts';
 import { processMetrics } from '../metrics/registry.ts';
 import { sharedReading } from '../shared-reading.ts';
-import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
 import { modelNames } from '../store/models.ts';
+import { answerErrors } from './answer-errors.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { authFailures } from './auth/failures.ts';
 import { permits } from './auth/guard.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
-import { errorBody, toErrorResponse, validationHook } from './http.ts';
+import { validationHook } from './http.ts';
 import { auditRouter } from './routes/audit.ts';
 import { decisionsRouter } from './routes/decisions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { loadRouter } from './routes/load.ts';
 import { measurementsRouter } from './routes/measurements.ts';
 import { modelsRouter } from './routes/models/index.ts';
-import { nodesRouter } from './routes/nodes.ts';
-import { quotasRouter } from './routes/quotas.ts';
+import { nodesRouter } from './routes/nodes/index.ts';
+import { quotasRouter } from './routes/quotas/index.ts';
 import { replicasRouter } from './routes/replicas.ts';
 import { targetRouter } from './routes/target.ts';
 import { tenancyRouter } from './routes/tenancy.ts';
-import { tokensRouter } from './routes/tokens.ts';
+import { tokensRouter } from './routes/tokens/index.ts';
 import { treeRouter } from './routes/tree.ts';
 
 /** The HTTP API of API.md: one router per resource under /api/v1, its OpenAPI document and docs. */
@@ -87,25 +85,6 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
   });
   app.get('/docs', (c) => c.html(docsPage));
 
-  app.notFound((c) => c.json(errorBody(`there is no ${c.req.method} ${c.req.path}; see /docs`), 404));
-  app.onError((error, c: Context) => {
-    const known = toErrorResponse(error, c);
-    if (known) return known;
-    if (error instanceof InvalidInput) return c.json(errorBody(error.message), 400);
-    if (error instanceof NotFound) return c.json(errorBody(error.message), 404);
-    if (error instanceof Conflict) return c.json(errorBody(error.message), 409);
-    if (error instanceof TooMany) return c.json(errorBody(error.message), 429);
-    if (isUnstorableText(error)) {
-      return c.json(
-        errorBody('the request holds a character the store cannot keep (such as NUL); remove it'),
-        400,
-      );
-    }
-    if (error instanceof StoreUnavailable || isConnectionError(error)) {
-      return c.json(errorBody('the store (Postgres) is unreachable; try again shortly'), 503);
-    }
-    log.error(`${c.req.method} ${c.req.path} failed:`, error);
-    return c.json(errorBody('the request failed inside llmgw; the error is in its log'), 500);
-  });
+  answerErrors(app, log);
   return app;
 }

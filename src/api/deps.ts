@@ -1,7 +1,7 @@
 import type { ScopeCaps } from '../config.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
+import type { Reconcilers } from '../reconcilers/client.ts';
 import type { Sql } from '../store/db.ts';
-import type { Reconcilers } from '../workflows/client.ts';
 
 /** What the HTTP API works with; the app is built from these so tests can hand in their own. */
 export interface ApiDeps {

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 
@@ -49,8 +48,6 @@ export function validationHook(result: { success: boolean; error?: z.ZodError },
     return c.json(errorBody(describeIssue(result.error.issues[0])), 400);
   }
 }
-
-const SEND_JSON = 'send the body as JSON, with Content-Type: application/json';
 
 /**
  * Bounds and parses a JSON body before validation, so that a too large or malformed body gets its own
@@ -107,13 +104,3 @@ const tooLarge = (maxBytes: number) =>
     413,
     `the body is larger than ${Math.round(maxBytes / 1024)} KiB, the most this endpoint takes`,
   );
-
-/** Turns anything thrown into the API's error shape; statuses other than 5xx carry their own sentence. */
-export function toErrorResponse(error: unknown, c: Context) {
-  if (error instanceof ApiError) return c.json(errorBody(error.message), error.status);
-  // Hono's answer to a body route's media type; jsonBody answers first, this is in case one lacks it.
-  if (error instanceof HTTPException && error.status === 415) return c.json(errorBody(SEND_JSON), 400);
-  if (error instanceof HTTPException)
-    return c.json(errorBody(error.message || 'the request was refused'), error.status);
-  return null;
-}

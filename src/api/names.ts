@@ -18,3 +18,6 @@ export const ScopeRefSchema = z.string().min(1).max(300).openapi({
   example: 'team:Acme/ml',
   description: 'org:X, team:X or project:X; X is the ID, the path or its last segment',
 });
+
+/** The `{name}` of a path that names a model or a node. */
+export const NameParam = z.object({ name: ObjectNameSchema });

@@ -1,19 +1,47 @@
 import type { Context } from 'hono';
+import type { Reconcilers } from '../reconcilers/client.ts';
 import { audited } from '../store/audit.ts';
 import type { Db, Tx } from '../store/db.ts';
+import { getModel } from '../store/models.ts';
 import { identityOf } from './auth/guard.ts';
 
-/**
- * Makes a change as the caller's token and records it in the audit log, in one transaction: `read`
- * finds the changed thing before and after. A change that throws is rolled back and recorded nowhere.
- */
-export function recorded<T>(
-  c: Context,
-  db: Db,
-  action: string,
-  target: string,
-  read: (tx: Tx) => Promise<unknown>,
-  change: (tx: Tx) => Promise<T>,
-): Promise<T> {
-  return audited(db, { actor: identityOf(c).name, action, target }, read, change);
+/** A change made through the API: what it is, the thing it changes, and whom to tell once it is made. */
+export interface Change<T> {
+  /** As the audit log names it: `model.put`, `quota.set`... */
+  action: string;
+  /** The changed thing as the audit log names it: `model:chat`, `team:k3n8c2p4xa`... */
+  target: string;
+  /** Finds the changed thing (never a secret), before and after the change. */
+  read: (tx: Tx) => Promise<unknown>;
+  apply: (tx: Tx) => Promise<T>;
+  /** The reconcilers that decide on what changed, told once it is committed (none: no one is told). */
+  tell?: { models: readonly string[] | (() => Promise<readonly string[]>); why: Why };
 }
+
+/**
+ * Makes a change as the caller's token and records it in the audit log, in one transaction; then tells
+ * the reconcilers it concerns. A change that throws is rolled back, recorded nowhere and told no one.
+ */
+export async function recordedChange<T>(
+  c: Context,
+  deps: { sql: Db; reconcilers: Reconcilers },
+  change: Change<T>,
+): Promise<T> {
+  const { action, target, read, apply, tell } = change;
+  const result = await audited(deps.sql, { actor: identityOf(c).name, action, target }, read, apply);
+  if (tell)
+    await deps.reconcilers.tell(
+      typeof tell.models === 'function' ? await tell.models() : tell.models,
+      tell.why,
+    );
+  return result;
+}
+
+type Why = Parameters<Reconcilers['tell']>[1];
+
+/** A change of one model: the audit log keeps the model before and after; its reconciler hears `why`. */
+export const modelChange = (name: string, why: Why) => ({
+  target: `model:${name}`,
+  read: (tx: Tx) => getModel(tx, name),
+  tell: { models: [name], why },
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Imported } from './import.ts';
+import type { Imported } from './imported.ts';
 import { checkRecord } from './json-records.ts';
 import type { Level } from './level.ts';
 

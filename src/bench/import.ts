@@ -1,15 +1,7 @@
 import { levelsFromGuidellm } from './import-guidellm.ts';
 import { levelsFromVllm } from './import-vllm.ts';
+import type { Imported } from './imported.ts';
 import { parseJsonRecords } from './json-records.ts';
-import type { Level } from './level.ts';
-
-/** Levels read from another tool's results, and what the reader had to assume. */
-export interface Imported {
-  /** The tool the results came from, as stored with the measurement. */
-  tool: string;
-  levels: Level[];
-  warnings: string[];
-}
 
 const IMPORTERS = { vllm: levelsFromVllm, guidellm: levelsFromGuidellm } as const;
 export type ImportFormat = keyof typeof IMPORTERS;

@@ -4,9 +4,9 @@ import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
 import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts';
 import type { Config } from '../config.ts';
+import { temporalReconcilers } from '../reconcilers/client.ts';
+import { ensureSearchAttributes, lackedSearchAttributes } from '../reconcilers/search-attribute-check.ts';
 import type { Sql } from '../store/db.ts';
-import { temporalReconcilers } from '../workflows/client.ts';
-import { ensureSearchAttributes, lackedSearchAttributes } from '../workflows/search-attribute-check.ts';
 
 export interface RunningApi {
   url: string;

@@ -9,13 +9,13 @@ import type { Config } from '../config.ts';
 import { processMetrics } from '../metrics/registry.ts';
 import { serveMetrics } from '../metrics/server.ts';
 import { workerMetrics } from '../metrics/worker-metrics.ts';
+import { temporalReconcilers } from '../reconcilers/client.ts';
+import { LoadSignals } from '../reconcilers/load-signals.ts';
+import { watchReconcilers } from '../reconcilers/reconciler-watch.ts';
+import { ensureSearchAttributes } from '../reconcilers/search-attribute-check.ts';
 import type { Sql } from '../store/db.ts';
 import { listModels } from '../store/models.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
-import { temporalReconcilers } from '../workflows/client.ts';
-import { LoadSignals } from '../workflows/load-signals.ts';
-import { watchReconcilers } from '../workflows/reconciler-watch.ts';
-import { ensureSearchAttributes } from '../workflows/search-attribute-check.ts';
 import { loadSimCluster } from './sim-cluster.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

@@ -1,4 +1,4 @@
-import type { Resources } from './resources.ts';
+import type { Dimension, Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 
 /**
@@ -23,6 +23,40 @@ export interface ProfileRejection {
   why: string;
 }
 
+/**
+ * One thing a pending model waits for. The code is a bounded label (metrics, alerts and the console
+ * read it); the other fields are what its sentence names.
+ * - no_room: no node has room for the profile, and its owner cannot reclaim for it;
+ * - limit: the limit of `scope` on `resource` stops the profile;
+ * - backoff: the profile is backed off after failed starts;
+ * - unmeasured: only a target throughput asks, and the profile is not measured;
+ * - slo_unmet: the profile was measured as unable to meet its SLO;
+ * - max_replicas: the model runs its maximum;
+ * - no_profile: the model has none.
+ */
+export type Pending =
+  | { code: 'no_room'; profile: string; needs: Resources }
+  | { code: 'limit'; profile: string; scope: ScopeKey; scope_label: string; resource: Dimension }
+  | { code: 'backoff' | 'unmeasured' | 'slo_unmet'; profile: string }
+  | { code: 'max_replicas'; max_replicas: number }
+  | { code: 'no_profile' };
+
+export type PendingCode = Pending['code'];
+
+const CODES: Record<PendingCode, true> = {
+  no_room: true,
+  limit: true,
+  backoff: true,
+  unmeasured: true,
+  slo_unmet: true,
+  max_replicas: true,
+  no_profile: true,
+};
+
+/** Whether a stored value is a code this version knows (a decision stored by an earlier one holds none). */
+export const isPendingCode = (value: unknown): value is PendingCode =>
+  typeof value === 'string' && Object.hasOwn(CODES, value);
+
 export interface DecisionInputs {
   /** Requests in flight (running + waiting); null when the load is unknown (stale or never reported). */
   in_flight: number | null;
@@ -43,8 +77,11 @@ export interface Decision {
   action: DecisionAction;
   /** One sentence a person can read, e.g. "scale up: 34 in flight > 30 at SLO on 3 replicas; placed ...". */
   reason: string;
-  /** Set when the model needs more than it could get: "no room", "limit of team Acme / ml", "max_replicas". */
-  pending?: string;
+  /**
+   * Set when the model needs more than it could get: each thing it waits for, as a code (one per
+   * profile passed over, or one for the model). `reason` says the same in words (policy/explain.ts).
+   */
+  pending?: Pending[];
   profile?: string;
   node?: string;
   /** Resources the new replica will hold (place, reclaim). */

@@ -17,10 +17,13 @@ export function scopeSegments(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey
     .reverse();
 }
 
-/** How the API's sentences name a scope: `team:Acme/ml` (its key when it does not exist). */
+/**
+ * How every sentence names a scope, decisions and API answers alike: `team Acme / ml`, `org Beta`,
+ * `project Acme/ml/training` (its key when it does not exist).
+ */
 export function scopeLabel(byKey: ReadonlyMap<ScopeKey, Scope>, key: ScopeKey): string {
-  const segments = scopeSegments(byKey, key);
-  return segments.length ? `${byKey.get(key)?.kind}:${segments.join('/')}` : key;
+  const kind = byKey.get(key)?.kind;
+  return kind ? `${kind} ${displayName(byKey, key)}` : key;
 }
 
 /** How people name scopes: org `Acme`, team `Acme / ml`, project `Acme/ml/training`. */

@@ -5,7 +5,8 @@ import type { Sql } from '../store/db.ts';
 import { latestDecisions } from '../store/decisions.ts';
 import { readSnapshot } from '../store/snapshot.ts';
 import { type Metrics, processMetrics } from './registry.ts';
-import { type StateFigures, stateFigures } from './state-figures.ts';
+import { stateFigures } from './state-figures.ts';
+import type { StateFigures } from './state-gauge-definitions.ts';
 import { stateGauges } from './state-gauges.ts';
 import { isStoreError } from './store-error.ts';
 

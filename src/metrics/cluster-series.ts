@@ -3,7 +3,7 @@ import type { ScopeKey } from '../domain/scope.ts';
 import { nodeUsage } from '../policy/node-usage.ts';
 import { sum } from '../policy/resources.ts';
 import type { View } from '../policy/view.ts';
-import type { StateFigures } from './state-figures.ts';
+import type { StateFigures } from './state-gauge-definitions.ts';
 
 /** What the ready nodes have, what the guarantees promise of it, and whether a node runs more than it has. */
 export function clusterSeries(

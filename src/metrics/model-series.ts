@@ -1,12 +1,12 @@
 import { ACTIVE_STATES } from '../domain/cluster.ts';
+import { isPendingCode } from '../domain/decision.ts';
 import type { Model } from '../domain/model.ts';
 import { blockingLimit } from '../policy/limits.ts';
 import { loadOf } from '../policy/load.ts';
 import { modelFigures } from '../policy/model-figures.ts';
 import type { View } from '../policy/view.ts';
 import type { StoredDecision } from '../store/decisions.ts';
-import { pendingReasons } from './pending-reason.ts';
-import type { Sample, StateFigures } from './state-figures.ts';
+import type { Sample, StateFigures } from './state-gauge-definitions.ts';
 
 type ModelGauges =
   | 'llmgw_model_replicas'
@@ -34,14 +34,27 @@ export function modelSeries(
     if (load.inFlight !== null) series.llmgw_model_in_flight.push({ labels, value: load.inFlight });
     series.llmgw_model_capacity_at_slo.push({ labels, value: modelFigures(view, model).capacity });
 
-    const pending = newest.get(model.name)?.inputs.pending;
-    if (typeof pending !== 'string') continue;
-    const reasons = pendingReasons(pending);
+    const reasons = pendingLabels(newest.get(model.name)?.inputs.pending);
     for (const reason of reasons)
       series.llmgw_model_pending.push({ labels: { ...labels, reason }, value: 1 });
     if (reasons.includes('limit')) series.llmgw_model_blocked_by_limit.push(...blockingLimits(view, model));
   }
   return series;
+}
+
+/**
+ * The `reason` labels of a stored decision's `pending`: each code once, in order; none when it waits
+ * for nothing. A decision stored before codes (its `pending` a sentence) or with a code this version
+ * does not know is 'other', so that label values stay bounded.
+ */
+export function pendingLabels(pending: unknown): string[] {
+  if (!pending) return [];
+  const codes = (Array.isArray(pending) ? pending : []).map((item: unknown) =>
+    typeof item === 'object' && item !== null && 'code' in item && isPendingCode(item.code)
+      ? item.code
+      : 'other',
+  );
+  return codes.length > 0 ? [...new Set(codes)] : ['other'];
 }
 
 /** Every profile in every active state, zero included, so that a dashboard's lines do not break off. */

@@ -2,7 +2,7 @@ import { DIMENSIONS, type Dimension } from '../domain/resources.ts';
 import { dimensionsOf } from '../policy/resources.ts';
 import { scopeFigures } from '../policy/scope-figures.ts';
 import type { View } from '../policy/view.ts';
-import type { Sample, StateFigures } from './state-figures.ts';
+import type { Sample, StateFigures } from './state-gauge-definitions.ts';
 
 type QuotaGauges =
   | 'llmgw_quota_guarantee'

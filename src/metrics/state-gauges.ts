@@ -1,5 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import { STATE_GAUGES, type StateFigures, type StateGauge } from './state-figures.ts';
+import { STATE_GAUGES, type StateFigures, type StateGauge } from './state-gauge-definitions.ts';
 
 /**
  * The state gauges in a registry of their own. Each time it is written out, every gauge takes its

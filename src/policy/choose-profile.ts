@@ -1,14 +1,8 @@
-import type { ProfileRejection } from '../domain/decision.ts';
+import type { Pending, ProfileRejection } from '../domain/decision.ts';
 import type { Measurement, Model, Profile } from '../domain/model.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
-import {
-  cannotMeetSloSummary,
-  cannotMeetSloWhy,
-  limitSentence,
-  listing,
-  noRoomFor,
-  scopeLabel,
-} from './explain.ts';
+import { cannotMeetSloWhy, limitSentence, pendingPhrase } from './explain.ts';
 import { blockingLimit } from './limits.ts';
 import { pickNode } from './placement.ts';
 import { cannotMeetSlo } from './profiles.ts';
@@ -18,12 +12,12 @@ import type { View } from './view.ts';
 export type ProfileChoice =
   | { action: 'place'; profile: Profile; node: string; rejected: ProfileRejection[] }
   | { action: 'reclaim'; profile: Profile; plan: ReclaimPlan; rejected: ProfileRejection[] }
-  /** `pending` sums up why none fitted: "no room for a (needs 4 GPUs) and a limit of org Beta stops b". */
-  | { action: 'none'; pending: string; rejected: ProfileRejection[] };
+  /** `pending` says why none fitted: what each profile waits for, or that there is none. */
+  | { action: 'none'; pending: Pending[]; rejected: ProfileRejection[] };
 
 interface Rejection extends ProfileRejection {
-  /** The part of the pending sentence this profile adds. */
-  summary: string;
+  /** What this profile waits for. */
+  pending: Pending;
 }
 
 /**
@@ -58,10 +52,9 @@ export function chooseProfile(
     if (plan) return { action: 'reclaim', profile, plan, rejected };
     rejections.push(noRoom(view, model, profile));
   }
-  const summaries = [...new Set(rejections.map((r) => r.summary))];
   return {
     action: 'none',
-    pending: summaries.length ? listing(summaries) : 'the model has no profile',
+    pending: rejections.length ? rejections.map((r) => r.pending) : [{ code: 'no_profile' }],
     rejected: rejections.map(({ profile, why }) => ({ profile, why })),
   };
 }
@@ -76,7 +69,11 @@ function rejectionOf(
   measuredOnly: boolean,
 ): Rejection | null {
   if (cannotMeetSlo(measurement)) {
-    return { profile: profile.name, why: cannotMeetSloWhy, summary: cannotMeetSloSummary(profile) };
+    return {
+      profile: profile.name,
+      why: cannotMeetSloWhy,
+      pending: { code: 'slo_unmet', profile: profile.name },
+    };
   }
   const until = memory.backedOffUntil[profile.name];
   if (until !== undefined && until > view.now) {
@@ -84,14 +81,14 @@ function rejectionOf(
     return {
       profile: profile.name,
       why: `backed off for ${seconds} s more after failed starts`,
-      summary: `${profile.name} is backed off`,
+      pending: { code: 'backoff', profile: profile.name },
     };
   }
   if (measuredOnly && !measurement) {
     return {
       profile: profile.name,
       why: 'not measured, so it adds no known throughput toward the target',
-      summary: `${profile.name} is not measured`,
+      pending: { code: 'unmeasured', profile: profile.name },
     };
   }
   const block = blockingLimit(view, model.owner, profile.resources);
@@ -99,17 +96,23 @@ function rejectionOf(
     return {
       profile: profile.name,
       why: limitSentence(view, block, profile.resources),
-      summary: `a limit of ${scopeLabel(view, block.scope)} stops ${profile.name}`,
+      pending: {
+        code: 'limit',
+        profile: profile.name,
+        scope: block.scope,
+        scope_label: scopeLabel(view.scopes, block.scope),
+        resource: block.dimension,
+      },
     };
   }
   return null;
 }
 
 function noRoom(view: View, model: Model, profile: Profile): Rejection {
-  const summary = noRoomFor(profile);
+  const pending: Pending = { code: 'no_room', profile: profile.name, needs: profile.resources };
   const within = reclaimingScope(view, model.owner, profile.resources);
   const why = within
-    ? `${summary} and nothing borrowed to reclaim for ${scopeLabel(view, within)}`
-    : `${summary}, and the owner is not within a guarantee for it, so it waits`;
-  return { profile: profile.name, why, summary };
+    ? `${pendingPhrase(pending)} and nothing borrowed to reclaim for ${scopeLabel(view.scopes, within)}`
+    : `${pendingPhrase(pending)}, and the owner is not within a guarantee for it, so it waits`;
+  return { profile: profile.name, why, pending };
 }

@@ -1,9 +1,10 @@
 import type { Replica } from '../domain/cluster.ts';
-import type { Decision, DecisionInputs } from '../domain/decision.ts';
+import type { Decision, DecisionInputs, Pending } from '../domain/decision.ts';
 import type { Model } from '../domain/model.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
 import { chooseProfile } from './choose-profile.ts';
-import { inFlight, quotaStanding, replicas, scopeLabel, standing } from './explain.ts';
+import { inFlight, pendingSentence, quotaStanding, replicas, standing } from './explain.ts';
 import { holdsOf } from './holdings.ts';
 import { type LoadReading, loadOf } from './load.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
@@ -67,15 +68,11 @@ function addReplica(
   common: Common,
 ): Decision {
   if (figures.serving.length >= model.max_replicas) {
-    const pending = `max_replicas ${model.max_replicas} reached`;
-    return { ...common, action: 'none', pending, reason: `${up.why}; pending: ${pending}` };
+    return pendingOn(common, up, [{ code: 'max_replicas', max_replicas: model.max_replicas }]);
   }
   const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly);
   const { rejected } = choice;
-  if (choice.action === 'none') {
-    const { pending } = choice;
-    return { ...common, rejected, action: 'none', pending, reason: `${up.why}; pending: ${pending}` };
-  }
+  if (choice.action === 'none') return pendingOn({ ...common, rejected }, up, choice.pending);
   const { profile } = choice;
   const placed = { ...common, rejected, profile: profile.name, resources: profile.resources };
   if (choice.action === 'place') {
@@ -89,7 +86,7 @@ function addReplica(
       ? `reclaimed ${replicas(plan.victims.length, 'borrowed ')} on ${plan.node}`
       : `reserved the room draining replicas free on ${plan.node}`;
   const reason =
-    `${up.why}; ${taken} for ${scopeLabel(view, plan.for)} ` +
+    `${up.why}; ${taken} for ${scopeLabel(view.scopes, plan.for)} ` +
     `(within ${standing(view, plan.for, 'guarantee')}) to place ${profile.name}`;
   return {
     ...placed,
@@ -134,6 +131,24 @@ function scaleDown(
     reason: `steady: ${condition} of the ${window} s window`,
   };
 }
+
+/** Nothing done: the model waits for what `pending` names, and its sentence says so. */
+const pendingOn = (common: Common, up: UpTrigger, pending: Pending[]): Decision => ({
+  ...common,
+  action: 'none',
+  pending,
+  reason: `${up.why}; pending: ${pendingSentence(pending)}`,
+});
+
+/**
+ * The decision as recorded when its reservation was refused (the state changed since it was planned):
+ * nothing was done, and the reconciler plans again.
+ */
+export const refusedDecision = (decision: Decision, why: string): Decision => ({
+  ...decision,
+  action: 'none',
+  reason: `${decision.reason}; not done: ${why}, planning again`,
+});
 
 function remove(common: Common, replica: Replica, why: string): Decision {
   return {

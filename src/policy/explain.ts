@@ -1,6 +1,7 @@
-import type { Profile } from '../domain/model.ts';
+import type { Pending } from '../domain/decision.ts';
 import type { Resources } from '../domain/resources.ts';
-import { parseScopeKey, type ScopeKey } from '../domain/scope.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
 import { holdsOf } from './holdings.ts';
 import type { BlockingLimit } from './limits.ts';
 import { reclaimingScope } from './reclaim.ts';
@@ -9,31 +10,42 @@ import type { View } from './view.ts';
 
 // The words of decisions, kept in one place so the sentences read alike everywhere.
 
-/** "team Acme / ml", "org Beta", "project Acme/ml/training". */
-export function scopeLabel(view: View, key: ScopeKey): string {
-  const kind = view.scopes.get(key)?.kind ?? parseScopeKey(key)?.kind ?? 'scope';
-  return `${kind} ${view.displayName(key)}`;
-}
-
 /** "limit of team Acme / ml: holds 14 GPUs + 4 > 16". */
 export function limitSentence(view: View, block: BlockingLimit, r: Resources): string {
   const d = block.dimension;
   return (
-    `limit of ${scopeLabel(view, block.scope)}: holds ${formatAmount(d, block.holds[d] ?? 0)} ` +
+    `limit of ${scopeLabel(view.scopes, block.scope)}: holds ${formatAmount(d, block.holds[d] ?? 0)} ` +
     `+ ${formatNumber(r[d] ?? 0)} > ${formatNumber(block.limit[d]!)}`
   );
 }
 
-/** "no room for vllm-h100 (needs 4 GPUs)". */
-export const noRoomFor = (profile: Profile): string =>
-  `no room for ${profile.name} (needs ${formatResources(profile.resources)})`;
-
-/** Why a profile measured as unable to meet its SLO is skipped (the rejection of a decision, a sizing). */
+/** Why a profile measured as unable to meet its SLO is skipped (the rejection of a decision). */
 export const cannotMeetSloWhy =
   'not servable: measured as unable to meet its SLO at any concurrency (max_concurrency_at_slo 0); bench it again to use it';
 
-/** "vllm-h100 cannot meet its SLO": that reason as part of a pending sentence. */
-export const cannotMeetSloSummary = (profile: Profile): string => `${profile.name} cannot meet its SLO`;
+/** One thing a model waits for, in words: "no room for vllm-h100 (needs 4 GPUs)", "max_replicas 3 reached". */
+export function pendingPhrase(pending: Pending): string {
+  switch (pending.code) {
+    case 'no_room':
+      return `no room for ${pending.profile} (needs ${formatResources(pending.needs)})`;
+    case 'limit':
+      return `a limit of ${pending.scope_label} stops ${pending.profile}`;
+    case 'backoff':
+      return `${pending.profile} is backed off`;
+    case 'unmeasured':
+      return `${pending.profile} is not measured`;
+    case 'slo_unmet':
+      return `${pending.profile} cannot meet its SLO`;
+    case 'max_replicas':
+      return `max_replicas ${pending.max_replicas} reached`;
+    case 'no_profile':
+      return 'the model has no profile';
+  }
+}
+
+/** The pending part of a decision's sentence: "no room for a (needs 4 GPUs) and a limit of org Beta stops b". */
+export const pendingSentence = (pending: readonly Pending[]): string =>
+  listing([...new Set(pending.map(pendingPhrase))]);
 
 /** "34 in flight", "1 in flight". */
 export const inFlight = (n: number): string => `${formatNumber(n)} in flight`;
@@ -64,10 +76,10 @@ export function quotaStanding(view: View, owner: ScopeKey | null, r: Resources):
   const within = reclaimingScope(view, owner, r);
   const guaranteed = within ?? chain.find((key) => view.quotas.get(key)?.guarantee);
   if (guaranteed) {
-    return `${scopeLabel(view, guaranteed)} ${within ? 'within' : 'beyond'} ${standing(view, guaranteed, 'guarantee')}`;
+    return `${scopeLabel(view.scopes, guaranteed)} ${within ? 'within' : 'beyond'} ${standing(view, guaranteed, 'guarantee')}`;
   }
   const limited = chain.find((key) => view.quotas.get(key)?.limit);
-  return limited ? `${scopeLabel(view, limited)} under ${standing(view, limited, 'limit')}` : null;
+  return limited ? `${scopeLabel(view.scopes, limited)} under ${standing(view, limited, 'limit')}` : null;
 }
 
 /** The action of the note a reclaimed replica leaves in its model's history. */

@@ -1,7 +1,7 @@
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
-import { cannotMeetSloSummary, limitSentence } from './explain.ts';
+import { limitSentence, pendingPhrase } from './explain.ts';
 import { holdings } from './holdings.ts';
 import { blockingLimit } from './limits.ts';
 import { modelFigures } from './model-figures.ts';
@@ -58,12 +58,12 @@ export function sizeForThroughput(
     if (reaches >= tokensPerSec || count >= model.max_replicas) break;
     const measurement = measurements.get(profile.name);
     if (cannotMeetSlo(measurement)) {
-      blockedBy.add(`profile ${cannotMeetSloSummary(profile)}`);
+      blockedBy.add(`profile ${pendingPhrase({ code: 'slo_unmet', profile: profile.name })}`);
       continue;
     }
     const throughput = measurement?.throughput_tok_per_sec ?? 0;
     if (throughput <= 0) {
-      blockedBy.add(`profile ${profile.name} is not measured`);
+      blockedBy.add(`profile ${pendingPhrase({ code: 'unmeasured', profile: profile.name })}`);
       continue;
     }
     let added = 0;
@@ -87,6 +87,6 @@ export function sizeForThroughput(
     if (added > 0) plan.push({ profile: profile.name, replicas: added, tokens_per_sec: added * throughput });
   }
   if (reaches < tokensPerSec && count >= model.max_replicas)
-    blockedBy.add(`max_replicas ${model.max_replicas} reached`);
+    blockedBy.add(pendingPhrase({ code: 'max_replicas', max_replicas: model.max_replicas }));
   return { plan, reaches_tokens_per_sec: reaches, fits: reaches >= tokensPerSec, blocked_by: [...blockedBy] };
 }

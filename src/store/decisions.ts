@@ -13,7 +13,8 @@ export interface StoredDecision {
 
 /**
  * Stores a decision. With `skipIfUnchanged` (a pass that did nothing), not when the model's newest
- * decision also did nothing for the same pending reason: the history keeps changes, not every figure.
+ * decision also did nothing and waits for the same things (the codes of `pending`, compared as JSON):
+ * the history keeps changes, not every figure.
  */
 export async function recordDecision(
   sql: Sql,
@@ -29,7 +30,7 @@ export async function recordDecision(
     where not ${skipIfUnchanged} or not exists (
       select 1 from (select action, inputs from decisions where model = ${decision.model} order by id desc limit 1) newest
       where newest.action = ${decision.action}
-        and coalesce(newest.inputs->>'pending', '') = ${decision.pending ?? ''})`;
+        and coalesce(newest.inputs->'pending', 'null') = ${sql.json({ pending: inputs.pending } as never)}->'pending')`;
 }
 
 /** A note in a model's history that is not one of its own passes (e.g. "reclaimed for team:X"). */

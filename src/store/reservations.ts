@@ -1,7 +1,8 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Decision } from '../domain/decision.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { RECLAIMED, reclaimedNote, scopeLabel } from '../policy/explain.ts';
+import { RECLAIMED, reclaimedNote } from '../policy/explain.ts';
 import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
 import { buildView } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
@@ -40,7 +41,7 @@ export async function reserve(
       values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
         'pending', ${decision.reason})`;
     for (const victim of decision.victims ?? []) {
-      const forScope = `${scopeLabel(view, decision.reclaim_for!)} (${decision.reclaim_for})`;
+      const forScope = `${scopeLabel(view.scopes, decision.reclaim_for!)} (${decision.reclaim_for})`;
       await tx`update replicas set state = 'draining', reason = ${`reclaimed for ${forScope}`}, updated_at = now() where id = ${victim.replica}`;
       const note = reclaimedNote(forScope, victim.replica, victim.node, decision.model);
       await recordNote(tx, victim.model, RECLAIMED, note, {

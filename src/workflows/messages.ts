@@ -25,7 +25,8 @@ export interface ReconcilerView {
   status: string;
   passes: number;
   lastDecision: Pick<Decision, 'action' | 'reason' | 'pending'> | null;
-  pendingReason: string | null;
+  /** What the last decision waits for, as codes; its reason says it in words. */
+  pendingReason: Decision['pending'] | null;
   notes: string[];
 }
 export const stateQuery = defineQuery<ReconcilerView>('state');

@@ -13,8 +13,9 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities/index.ts';
+import type { Activities } from '../activities/types.ts';
 import type { Decision } from '../domain/decision.ts';
+import { modelStatus } from '../domain/model-status.ts';
 import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
 import {
   deletedSignal,
@@ -26,8 +27,6 @@ import {
   wakeSignals,
 } from './messages.ts';
 import { LlmgwModel, LlmgwOwner, LlmgwOwnerPath, LlmgwReplicas, LlmgwStatus } from './search-attributes.ts';
-
-type Activities = ReturnType<typeof createActivities>;
 
 // Store and driver failures are retried with backoff; bad input is marked non-retryable by the activities.
 const ACTIVITY_OPTIONS = {
@@ -140,7 +139,7 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
     state.passes++;
     if (state.deleting) {
       if (await act.drainModel({ model: input.model })) return;
-      state.status = 'deleting';
+      state.status = modelStatus(true, state.lastDecision);
       continue;
     }
     // Woken by a change, a pass needs the store as it is now; a resync, as it was since the last pass.
@@ -187,7 +186,7 @@ async function pass(
   state.resyncMs = plan.resyncMs;
   for (const replicaId of plan.startable) await act.startReplica({ replicaId });
 
-  const decision: Decision = plan.decision;
+  let decision: Decision = plan.decision;
   state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
   let replica: string | undefined;
   let refused = false;
@@ -200,8 +199,9 @@ async function pass(
       state.dirty = true; // one replica per pass: look again at once
     } else {
       refused = true;
-      decision.reason = `${decision.reason}; not done: ${reservation.why}, planning again`;
-      decision.action = 'none';
+      // A refusal recorded before the activity returned the decision to record holds none: replay
+      // needs only its action, 'none'.
+      decision = reservation.decision ?? { ...decision, action: 'none' };
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
@@ -213,13 +213,14 @@ async function pass(
     how.resync &&
     decision.action === 'none' &&
     state.lastDecision?.action === 'none' &&
-    state.lastDecision.pending === decision.pending;
+    JSON.stringify(state.lastDecision.pending) === JSON.stringify(decision.pending);
   if (!(again && patched(LIGHT_PASSES))) {
     await act.recordDecision({ decision, replica, skipIfUnchanged: decision.action === 'none' });
   }
 
   state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
-  state.status = decision.pending ? 'pending' : decision.action === 'none' ? 'steady' : 'scaling';
+  // A deletion heard during the pass shows once the loop drains: the status is the decision's.
+  state.status = modelStatus(false, decision);
   const owner = plan.owner ?? '';
   // Absent from the plans of runs begun before it: they replay with ''. The upsert stays one command (its
   // attributes are not compared on replay), so no patch is needed.

@@ -12,8 +12,8 @@ import { Client, Connection } from '@temporalio/client';
 import { newSecret } from '../../src/api/auth/secrets.ts';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { findTemporalCli, type TemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
+import { lackedSearchAttributes } from '../../src/reconcilers/search-attribute-check.ts';
 import { reconcilerId } from '../../src/workflows/messages.ts';
-import { lackedSearchAttributes } from '../../src/workflows/search-attribute-check.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
 import { stopOwnServices } from '../support/services.ts';
 import {

@@ -220,7 +220,7 @@ describe('names outside a token’s view', () => {
         as('operator'),
       ),
       403,
-      'an operator of team:Acme/ml may not change the quota of its own scope team:Acme/ml',
+      'an operator of team Acme / ml may not change the quota of its own scope team Acme / ml',
     );
   });
 

@@ -2,10 +2,10 @@
 // their refusals, body bounds and that a failed request changes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
 import type { Resources } from '../../src/domain/resources.ts';
 import { newId } from '../../src/store/ids.ts';
 import { assertError } from '../support/assertions.ts';
+import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 const spec = (extra: Record<string, unknown> = {}) => ({
@@ -346,14 +346,7 @@ describe('models API', () => {
       );
       assert.equal((await detail(model)).body.freshness, after.freshness);
 
-      const list = await runCtlCapturing([
-        '--server',
-        stack.url,
-        '--token',
-        stack.adminToken,
-        'model',
-        'list',
-      ]);
+      const list = await ctl(stack, 'model', 'list');
       assert.equal(list.code, 0, list.stderr);
       const row = list.stdout.split('\n').find((line) => line.startsWith(model)) ?? '';
       assert.ok(

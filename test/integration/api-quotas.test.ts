@@ -389,7 +389,7 @@ describe('quotas API', () => {
     assertError(
       await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fweb'),
       404,
-      'team:Single/web has no quota',
+      'team Single / web has no quota',
     );
     assertError(
       await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fno'),
@@ -406,7 +406,7 @@ describe('quotas API', () => {
     assertError(
       await stack.call('GET', '/api/v1/quotas/org%3ASingle', undefined, operator),
       404,
-      'org:Single has no quota',
+      'org Single has no quota',
     );
     assertError(
       await stack.call('GET', '/api/v1/quotas/team%3ASingle%2Fweb', undefined, operator),

@@ -41,7 +41,7 @@ describe('caps on what an operator creates within its scope', () => {
     assertError(
       await stack.call('POST', '/api/v1/projects', { team: 'Acme/ml', name: 'two' }, operator),
       403,
-      'an operator of team:Acme/ml may create at most 1 projects beneath its scope (LLMGW_MAX_PROJECTS_PER_SCOPE); delete one first, or ask an admin',
+      'an operator of team Acme / ml may create at most 1 projects beneath its scope (LLMGW_MAX_PROJECTS_PER_SCOPE); delete one first, or ask an admin',
     );
     assert.deepEqual(await projects(), ['Acme/ml/one']);
   });
@@ -52,7 +52,7 @@ describe('caps on what an operator creates within its scope', () => {
     assertError(
       await stack.call('PUT', `/api/v1/models/${name(3)}`, spec('team:Acme/ml'), operator),
       403,
-      'an operator of team:Acme/ml may create at most 2 models within its scope (LLMGW_MAX_MODELS_PER_SCOPE); delete one first, or ask an admin',
+      'an operator of team Acme / ml may create at most 2 models within its scope (LLMGW_MAX_MODELS_PER_SCOPE); delete one first, or ask an admin',
     );
     assert.equal((await stack.call('GET', `/api/v1/models/${name(3)}`)).status, 404, 'nothing was added');
     // Changing a model it has is no creation.

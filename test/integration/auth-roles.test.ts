@@ -188,7 +188,7 @@ describe('bearer tokens and roles', () => {
     assertError(
       raise,
       403,
-      'an operator of team:Acme/ml may not change the quota of its own scope team:Acme/ml',
+      'an operator of team Acme / ml may not change the quota of its own scope team Acme / ml',
     );
     const quotas = (await ok('GET', '/api/v1/quotas')) as any[];
     assert.deepEqual(

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
 import { type SimEngine, simKnee, startSimEngine } from '../../src/cluster/sim/engine.ts';
+import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/bench');
@@ -12,8 +12,9 @@ describe('llmgw ctl bench and measurements', () => {
   let stack: Stack;
   let engine: SimEngine;
   const model = { maxBatch: 64, baseTpotMs: 2, tpotGrowthMs: 2, jitter: 0.1, seed: 11 };
-  const ctl = (...argv: string[]) =>
-    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
+  /** `llmgw ctl bench` of a profile of the model ctlb-chat. */
+  const benchOf = (profile: string, ...argv: string[]) =>
+    ctl(stack, 'bench', '--model', 'ctlb-chat', '--profile', profile, ...argv);
   const stored = async (profile: string) =>
     (await stack.call('GET', '/api/v1/measurements?model=ctlb-chat')).body.find(
       (m: { profile: string }) => m.profile === profile,
@@ -35,11 +36,7 @@ describe('llmgw ctl bench and measurements', () => {
   it('finds the knee of an engine, shows its levels and stores the measurement', async () => {
     // TPOT(c) = 2 + 2 (c - 1) ms: 12 at 6, 14 at 7; a busy machine only makes tokens late, so the bound sits near 14.
     const slo = { ttft_p95_ms: 500, tpot_p95_ms: 13.5 };
-    const bench = await ctl(
-      'bench',
-      '--model',
-      'ctlb-chat',
-      '--profile',
+    const bench = await benchOf(
       'sim',
       '--url',
       `${engine.url}/v1`,
@@ -77,7 +74,7 @@ describe('llmgw ctl bench and measurements', () => {
     assert.ok(measurement.points.length >= 5);
     assert.ok(measurement.throughput_tok_per_sec > 0);
 
-    const list = await ctl('measurements', '--model', 'ctlb-chat');
+    const list = await ctl(stack, 'measurements', '--model', 'ctlb-chat');
     assert.equal(list.code, 0, list.stderr);
     assert.match(
       list.stdout,
@@ -91,11 +88,7 @@ describe('llmgw ctl bench and measurements', () => {
   it('says 0, not a crash, for an engine that never meets the SLO, and stores nothing without --store', async () => {
     const slow = await startSimEngine({ maxBatch: 8, baseTpotMs: 8, tpotGrowthMs: 1, jitter: 0, seed: 1 });
     try {
-      const bench = await ctl(
-        'bench',
-        '--model',
-        'ctlb-chat',
-        '--profile',
+      const bench = await benchOf(
         'l4',
         '--url',
         `${slow.url}/v1`,
@@ -116,11 +109,7 @@ describe('llmgw ctl bench and measurements', () => {
       );
       assert.equal(await stored('l4'), undefined);
       // Asked to store it, it stores nothing (a capacity of 0 is no measurement), says so and exits 1.
-      const storing = await ctl(
-        'bench',
-        '--model',
-        'ctlb-chat',
-        '--profile',
+      const storing = await benchOf(
         'l4',
         '--url',
         `${slow.url}/v1`,
@@ -143,51 +132,26 @@ describe('llmgw ctl bench and measurements', () => {
     } finally {
       await slow.stop();
     }
-    const table = await ctl(
-      'bench',
-      '--model',
-      'ctlb-chat',
-      '--profile',
-      'l4',
-      '--url',
-      `${engine.url}/v1`,
-      '--slo-tpot-p95-ms',
-      '1',
-      ...SMALL,
-    );
+    const table = await benchOf('l4', '--url', `${engine.url}/v1`, '--slo-tpot-p95-ms', '1', ...SMALL);
     assert.match(table.stdout, /^no concurrency meets the SLO \(TPOT p95 <= 1 ms\): 0$/m);
   });
 
   it('exits 1 when the endpoint does not answer, 2 on a wrong command line', async () => {
     const gone = await startSimEngine({ maxBatch: 1, baseTpotMs: 1, tpotGrowthMs: 0, jitter: 0, seed: 1 });
     await gone.stop();
-    const unreachable = await ctl(
-      'bench',
-      '--model',
-      'ctlb-chat',
-      '--profile',
-      'sim',
-      '--url',
-      `${gone.url}/v1`,
-      '--slo-tpot-p95-ms',
-      '10',
-    );
+    const unreachable = await benchOf('sim', '--url', `${gone.url}/v1`, '--slo-tpot-p95-ms', '10');
     assert.equal(unreachable.code, 1);
     assert.match(
       unreachable.stderr,
       new RegExp(`^bench: ${gone.url}/v1 did not answer a first request: .*ECONNREFUSED`, 'm'),
     );
-    const noUrl = await ctl('bench', '--model', 'ctlb-chat', '--profile', 'sim', '--slo-tpot-p95-ms', '10');
+    const noUrl = await benchOf('sim', '--slo-tpot-p95-ms', '10');
     assert.equal(noUrl.code, 2);
     assert.match(noUrl.stderr, /bench needs --url/);
-    const noSlo = await ctl('bench', '--model', 'ctlb-chat', '--profile', 'sim', '--url', `${engine.url}/v1`);
+    const noSlo = await benchOf('sim', '--url', `${engine.url}/v1`);
     assert.equal(noSlo.code, 2);
     assert.match(noSlo.stderr, /give --slo-ttft-p95-ms, --slo-tpot-p95-ms or both/);
-    const zero = await ctl(
-      'bench',
-      '--model',
-      'ctlb-chat',
-      '--profile',
+    const zero = await benchOf(
       'sim',
       '--url',
       'http://x/v1',
@@ -223,6 +187,7 @@ describe('llmgw ctl bench and measurements', () => {
       },
     });
     const imported = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -246,6 +211,7 @@ describe('llmgw ctl bench and measurements', () => {
 
   it('imports vllm bench serve results: the stored measurement round-trips the file', async () => {
     const imported = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -280,6 +246,7 @@ describe('llmgw ctl bench and measurements', () => {
 
   it('imports p99-only vllm results with a warning, and GuideLLM reports of both layouts', async () => {
     const p99 = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -300,6 +267,7 @@ describe('llmgw ctl bench and measurements', () => {
     assert.equal((await stored('l4')).max_concurrency_at_slo, 4);
 
     const guidellm = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -326,6 +294,7 @@ describe('llmgw ctl bench and measurements', () => {
     assert.deepEqual(measurement.points, result.points);
 
     const old = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -346,6 +315,7 @@ describe('llmgw ctl bench and measurements', () => {
 
   it('prints the result even when the server refuses to store it, then exits 1 with its sentence', async () => {
     const refused = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -362,6 +332,7 @@ describe('llmgw ctl bench and measurements', () => {
     assert.equal(refused.stderr, 'model ctlb-chat has no profile "a100"\n');
     assert.match(refused.stdout, /^max concurrency at SLO \(TPOT p95 <= 50 ms\): 16, at 331 tokens\/s$/m);
     const file = await ctl(
+      stack,
       'bench',
       'import',
       '--from',
@@ -377,6 +348,7 @@ describe('llmgw ctl bench and measurements', () => {
     assert.equal(file.code, 1);
     assert.match(file.stderr, /guidellm-benchmarks.json: result 1: completed:/);
     const tool = await ctl(
+      stack,
       'bench',
       'import',
       '--from',

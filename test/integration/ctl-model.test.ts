@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { ctl } from '../support/ctl.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 const MODELS = `
@@ -29,8 +29,6 @@ describe('llmgw ctl model, against a running reconciler', () => {
   let stack: Stack;
   let dir: string;
   let teamKey: string;
-  const ctl = (...argv: string[]) =>
-    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   const file = (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);
@@ -50,10 +48,10 @@ describe('llmgw ctl model, against a running reconciler', () => {
   after(() => stack.stop());
 
   it('applies a YAML file of models, one per document', async () => {
-    const applied = await ctl('model', 'apply', '-f', file('models.yaml', MODELS));
+    const applied = await ctl(stack, 'model', 'apply', '-f', file('models.yaml', MODELS));
     assert.equal(applied.code, 0, applied.stderr);
     assert.equal(applied.stdout, 'model ctlm-chat created\nmodel ctlm-embed created\n');
-    const again = await ctl('model', 'apply', '-f', join(dir, 'models.yaml'));
+    const again = await ctl(stack, 'model', 'apply', '-f', join(dir, 'models.yaml'));
     assert.equal(again.stdout, 'model ctlm-chat updated\nmodel ctlm-embed updated\n');
   });
 
@@ -62,7 +60,7 @@ describe('llmgw ctl model, against a running reconciler', () => {
       const replicas = (await stack.call('GET', '/api/v1/replicas?model=ctlm-chat')).body;
       return replicas.length === 1 && replicas[0].state === 'ready';
     });
-    const list = await ctl('model', 'list');
+    const list = await ctl(stack, 'model', 'list');
     assert.equal(list.code, 0, list.stderr);
     const [header, ...rows] = list.stdout.trimEnd().split('\n');
     assert.match(header, /^NAME\s+OWNER\s+REPLICAS\s+IN_FLIGHT\s+CAPACITY_AT_SLO\s+STATUS\s+LAST_DECISION$/);
@@ -70,7 +68,7 @@ describe('llmgw ctl model, against a running reconciler', () => {
       rows.find((r) => r.startsWith('ctlm-chat')) ?? '',
       /^ctlm-chat\s+Acme \/ ml\s+1 ready\s+-\s+4\s+\S+/,
     );
-    const get = await ctl('model', 'get', 'ctlm-chat');
+    const get = await ctl(stack, 'model', 'get', 'ctlm-chat');
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, new RegExp(`^owner:\\s+Acme / ml \\(${teamKey}\\)$`, 'm'));
     assert.match(get.stdout, /^replicas:\s+1 ready \(min 1, max 3\)$/m);
@@ -83,20 +81,21 @@ describe('llmgw ctl model, against a running reconciler', () => {
   });
 
   it('lists decisions newest first, and replicas with whether a guarantee protects them', async () => {
-    const decisions = await ctl('model', 'decisions', 'ctlm-chat', '--limit', '1', '-o', 'json');
+    const decisions = await ctl(stack, 'model', 'decisions', 'ctlm-chat', '--limit', '1', '-o', 'json');
     assert.equal(decisions.code, 0, decisions.stderr);
     const parsed = JSON.parse(decisions.stdout);
     assert.equal(parsed.length, 1);
     assert.ok(parsed[0].reason.length > 0);
-    const replicas = await ctl('replicas', '--model', 'ctlm-chat');
+    const replicas = await ctl(stack, 'replicas', '--model', 'ctlm-chat');
     assert.equal(replicas.code, 0, replicas.stderr);
     assert.match(replicas.stdout, /^\S+\s+ctlm-chat\s+h100\s+gpu-1\s+ready\s+no\s+gpus=1,cores=8\s+\S+$/m);
-    const table = await ctl('model', 'decisions', 'ctlm-chat');
+    const table = await ctl(stack, 'model', 'decisions', 'ctlm-chat');
     assert.match(table.stdout, /^AT\s+ACTION\s+PROFILE\s+NODE\s+REASON\n/);
   });
 
   it('reports load as a gateway does', async () => {
     const load = await ctl(
+      stack,
       'model',
       'load',
       'ctlm-chat',
@@ -113,10 +112,10 @@ describe('llmgw ctl model, against a running reconciler', () => {
       (m: { name: string }) => m.name === 'ctlm-chat',
     );
     assert.equal(model.in_flight, 4);
-    const unknown = await ctl('model', 'load', 'nope', '--in-flight', '1');
+    const unknown = await ctl(stack, 'model', 'load', 'nope', '--in-flight', '1');
     assert.equal(unknown.code, 1);
     assert.equal(unknown.stderr, 'there is no model "nope"\n');
-    const negative = await ctl('model', 'load', 'ctlm-chat', '--in-flight', '-1');
+    const negative = await ctl(stack, 'model', 'load', 'ctlm-chat', '--in-flight', '-1');
     assert.equal(negative.code, 2);
   });
 
@@ -129,12 +128,13 @@ describe('llmgw ctl model, against a running reconciler', () => {
       slo: { tpot_p95_ms: 50 },
     });
     assert.equal(measured.status, 200, JSON.stringify(measured.body));
-    const plan = await ctl('model', 'target', 'ctlm-chat', '--tokens-per-sec', '500');
+    const plan = await ctl(stack, 'model', 'target', 'ctlm-chat', '--tokens-per-sec', '500');
     assert.equal(plan.code, 0, plan.stderr);
     assert.match(plan.stdout, /^PROFILE\s+REPLICAS\s+TOKENS_PER_SEC\nh100\s+2\s+400\n/);
     assert.match(plan.stdout, /^reaches 600 of 500 tokens\/s: fits$/m);
     assert.match(plan.stdout, /nothing changed; --apply makes it the target\n$/);
     const applied = await ctl(
+      stack,
       'model',
       'target',
       'ctlm-chat',
@@ -146,26 +146,26 @@ describe('llmgw ctl model, against a running reconciler', () => {
     );
     assert.equal(applied.code, 0, applied.stderr);
     assert.equal(JSON.parse(applied.stdout).fits, true);
-    const model = JSON.parse((await ctl('model', 'get', 'ctlm-chat', '-o', 'json')).stdout);
+    const model = JSON.parse((await ctl(stack, 'model', 'get', 'ctlm-chat', '-o', 'json')).stdout);
     assert.equal(model.target_tokens_per_sec, 500);
-    const missing = await ctl('model', 'target', 'ctlm-chat');
+    const missing = await ctl(stack, 'model', 'target', 'ctlm-chat');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /model target needs --tokens-per-sec/);
-    const notNumber = await ctl('model', 'target', 'ctlm-chat', '--tokens-per-sec', 'lots');
+    const notNumber = await ctl(stack, 'model', 'target', 'ctlm-chat', '--tokens-per-sec', 'lots');
     assert.equal(notNumber.code, 2);
     assert.match(notNumber.stderr, /--tokens-per-sec lots: not a number/);
   });
 
   it('sets and clears the owner', async () => {
-    const cleared = await ctl('model', 'owner', 'ctlm-chat', '--clear');
+    const cleared = await ctl(stack, 'model', 'owner', 'ctlm-chat', '--clear');
     assert.equal(cleared.code, 0, cleared.stderr);
     assert.equal(cleared.stdout, 'model ctlm-chat has no owner\n');
-    const set = await ctl('model', 'owner', 'ctlm-chat', 'team:Acme/ml');
+    const set = await ctl(stack, 'model', 'owner', 'ctlm-chat', 'team:Acme/ml');
     assert.equal(set.stdout, `model ctlm-chat is owned by team Acme / ml (${teamKey})\n`);
-    const both = await ctl('model', 'owner', 'ctlm-chat', 'team:Acme/ml', '--clear');
+    const both = await ctl(stack, 'model', 'owner', 'ctlm-chat', 'team:Acme/ml', '--clear');
     assert.equal(both.code, 2);
     assert.match(both.stderr, /give either SCOPE or --clear/);
-    const nobody = await ctl('model', 'owner', 'ctlm-chat', 'team:nobody');
+    const nobody = await ctl(stack, 'model', 'owner', 'ctlm-chat', 'team:nobody');
     assert.equal(nobody.code, 1);
     assert.equal(nobody.stderr, 'there is no team "nobody"\n');
   });
@@ -174,7 +174,7 @@ describe('llmgw ctl model, against a running reconciler', () => {
     await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'full' });
     const quota = await stack.call('PUT', '/api/v1/quotas', { scope: 'team:Acme/full', limit: { cores: 2 } });
     assert.equal(quota.status, 200, JSON.stringify(quota.body));
-    const moved = await ctl('model', 'owner', 'ctlm-embed', 'team:Acme/full');
+    const moved = await ctl(stack, 'model', 'owner', 'ctlm-embed', 'team:Acme/full');
     assert.equal(moved.code, 0, moved.stderr);
     const fullKey = (await stack.call('GET', '/api/v1/models/ctlm-embed')).body.owner;
     assert.equal(
@@ -183,10 +183,11 @@ describe('llmgw ctl model, against a running reconciler', () => {
         'warning: limit of team Acme / full: holds 0 cores + 4 > 2, so ctlm-embed starts no new replica of cpu under this owner\n',
     );
     // The file gives no owner: the one just set stays, and the answer warns of nothing (not moved).
-    const applied = await ctl('model', 'apply', '-f', join(dir, 'models.yaml'));
+    const applied = await ctl(stack, 'model', 'apply', '-f', join(dir, 'models.yaml'));
     assert.equal(applied.stdout, 'model ctlm-chat updated\nmodel ctlm-embed updated\n');
     assert.equal((await stack.call('GET', '/api/v1/models/ctlm-embed')).body.owner, fullKey);
     const named = await ctl(
+      stack,
       'model',
       'apply',
       '-f',
@@ -196,31 +197,35 @@ describe('llmgw ctl model, against a running reconciler', () => {
   });
 
   it('clears the target throughput', async () => {
-    const cleared = await ctl('model', 'target', 'ctlm-chat', '--clear');
+    const cleared = await ctl(stack, 'model', 'target', 'ctlm-chat', '--clear');
     assert.equal(cleared.code, 0, cleared.stderr);
     assert.equal(cleared.stdout, 'ctlm-chat has no target throughput\n');
     assert.equal((await stack.call('GET', '/api/v1/models/ctlm-chat')).body.target_tokens_per_sec, undefined);
-    assert.equal((await ctl('model', 'target', 'ctlm-chat', '--clear')).code, 0, 'clearing again is fine');
-    const both = await ctl('model', 'target', 'ctlm-chat', '--clear', '--tokens-per-sec', '5');
+    assert.equal(
+      (await ctl(stack, 'model', 'target', 'ctlm-chat', '--clear')).code,
+      0,
+      'clearing again is fine',
+    );
+    const both = await ctl(stack, 'model', 'target', 'ctlm-chat', '--clear', '--tokens-per-sec', '5');
     assert.equal(both.code, 2);
     assert.match(both.stderr, /give either --tokens-per-sec \(with --apply or not\) or --clear/);
   });
 
   it('exits 1 with the server sentence for a model it refuses or does not know', async () => {
-    const unknown = await ctl('model', 'get', 'nope');
+    const unknown = await ctl(stack, 'model', 'get', 'nope');
     assert.equal(unknown.code, 1);
     assert.equal(unknown.stderr, 'there is no model "nope"\n');
-    const invalid = await ctl('model', 'apply', '-f', file('bad.yaml', 'name: bad\nprofiles: []\n'));
+    const invalid = await ctl(stack, 'model', 'apply', '-f', file('bad.yaml', 'name: bad\nprofiles: []\n'));
     assert.equal(invalid.code, 1);
     const direct = await stack.call('PUT', '/api/v1/models/bad', { profiles: [] });
     assert.equal(invalid.stderr, `${direct.body.error}\n`);
-    const nameless = await ctl('model', 'apply', '-f', file('nameless.yaml', 'max_replicas: 1\n'));
+    const nameless = await ctl(stack, 'model', 'apply', '-f', file('nameless.yaml', 'max_replicas: 1\n'));
     assert.equal(nameless.code, 1);
     assert.match(nameless.stderr, /nameless.yaml: document 1 has no name/);
   });
 
   it('deletes a model', async () => {
-    const rm = await ctl('model', 'rm', 'ctlm-embed');
+    const rm = await ctl(stack, 'model', 'rm', 'ctlm-embed');
     assert.equal(rm.code, 0, rm.stderr);
     assert.equal(
       rm.stdout,

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 const NODES = `
@@ -20,8 +20,6 @@ nodes:
 describe('llmgw ctl node and replicas', () => {
   let stack: Stack;
   let dir: string;
-  const ctl = (...argv: string[]) =>
-    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
     dir = mkdtempSync(join(tmpdir(), 'llmgw-ctl-node-'));
@@ -31,10 +29,10 @@ describe('llmgw ctl node and replicas', () => {
   it('applies a cluster file: count expands names, then a second apply updates', async () => {
     const file = join(dir, 'nodes.yaml');
     writeFileSync(file, NODES);
-    const applied = await ctl('node', 'apply', '-f', file);
+    const applied = await ctl(stack, 'node', 'apply', '-f', file);
     assert.equal(applied.code, 0, applied.stderr);
     assert.equal(applied.stdout, 'node gpu-a-1 created\nnode gpu-a-2 created\nnode cpu created\n');
-    const again = await ctl('node', 'apply', '-f', file, '-o', 'json');
+    const again = await ctl(stack, 'node', 'apply', '-f', file, '-o', 'json');
     assert.deepEqual(JSON.parse(again.stdout), [
       { name: 'gpu-a-1', created: false },
       { name: 'gpu-a-2', created: false },
@@ -47,7 +45,7 @@ describe('llmgw ctl node and replicas', () => {
   });
 
   it('lists nodes with capacity, what runs, what is reserved and free', async () => {
-    const list = await ctl('node', 'list');
+    const list = await ctl(stack, 'node', 'list');
     assert.equal(list.code, 0, list.stderr);
     const lines = list.stdout.trimEnd().split('\n');
     assert.match(lines[0], /^NAME\s+STATE\s+GPU_MODEL\s+CAPACITY\s+ALLOCATED\s+RESERVED\s+FREE\s+REPLICAS$/);
@@ -62,23 +60,23 @@ describe('llmgw ctl node and replicas', () => {
   });
 
   it('cordons and uncordons a node', async () => {
-    const cordon = await ctl('node', 'cordon', 'gpu-a-1');
+    const cordon = await ctl(stack, 'node', 'cordon', 'gpu-a-1');
     assert.equal(cordon.code, 0, cordon.stderr);
     assert.equal(cordon.stdout, 'node gpu-a-1 is cordoned\n');
-    const nodes = JSON.parse((await ctl('node', 'list', '-o', 'json')).stdout);
+    const nodes = JSON.parse((await ctl(stack, 'node', 'list', '-o', 'json')).stdout);
     assert.equal(nodes.find((n: { name: string }) => n.name === 'gpu-a-1').state, 'cordoned');
-    const uncordon = await ctl('node', 'uncordon', 'gpu-a-1');
+    const uncordon = await ctl(stack, 'node', 'uncordon', 'gpu-a-1');
     assert.equal(uncordon.stdout, 'node gpu-a-1 is ready\n');
   });
 
   it('removes a node, and exits 1 with the server sentence for one that does not exist', async () => {
-    const rm = await ctl('node', 'rm', 'cpu');
+    const rm = await ctl(stack, 'node', 'rm', 'cpu');
     assert.equal(rm.code, 0, rm.stderr);
     assert.equal(rm.stdout, 'removed node cpu\n');
-    const missing = await ctl('node', 'rm', 'cpu');
+    const missing = await ctl(stack, 'node', 'rm', 'cpu');
     assert.equal(missing.code, 1);
     assert.equal(missing.stderr, 'there is no node "cpu"\n');
-    const cordonMissing = await ctl('node', 'cordon', 'nope');
+    const cordonMissing = await ctl(stack, 'node', 'cordon', 'nope');
     assert.equal(cordonMissing.code, 1);
     assert.equal(cordonMissing.stderr, 'there is no node "nope"\n');
   });
@@ -86,22 +84,22 @@ describe('llmgw ctl node and replicas', () => {
   it('refuses a cluster file it cannot use (1) and a missing -f (2)', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'nodes:\n  - name: x\n');
-    const invalid = await ctl('node', 'apply', '-f', bad);
+    const invalid = await ctl(stack, 'node', 'apply', '-f', bad);
     assert.equal(invalid.code, 1);
     assert.match(invalid.stderr, /bad.yaml: nodes.0.capacity/);
-    const absent = await ctl('node', 'apply', '-f', join(dir, 'absent.yaml'));
+    const absent = await ctl(stack, 'node', 'apply', '-f', join(dir, 'absent.yaml'));
     assert.equal(absent.code, 1);
     assert.match(absent.stderr, /^cannot read .*absent.yaml: ENOENT/);
-    const noFile = await ctl('node', 'apply');
+    const noFile = await ctl(stack, 'node', 'apply');
     assert.equal(noFile.code, 2);
     assert.match(noFile.stderr, /node apply needs --file/);
   });
 
   it('lists replicas (none yet), with the filters passed through', async () => {
-    const none = await ctl('replicas', '--model', 'chat', '--node', 'gpu-a-1', '--state', 'ready');
+    const none = await ctl(stack, 'replicas', '--model', 'chat', '--node', 'gpu-a-1', '--state', 'ready');
     assert.equal(none.code, 0, none.stderr);
     assert.equal(none.stdout, 'no replicas\n');
-    const badState = await ctl('replicas', '--state', 'sleeping');
+    const badState = await ctl(stack, 'replicas', '--state', 'sleeping');
     assert.equal(badState.code, 1);
     assert.match(badState.stderr, /state/);
   });

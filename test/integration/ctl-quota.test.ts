@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 describe('llmgw ctl quota', () => {
   let stack: Stack;
   let teamKey: string;
-  const ctl = (...argv: string[]) =>
-    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
     await stack.call('POST', '/api/v1/orgs', { name: 'Acme' });
@@ -17,6 +15,7 @@ describe('llmgw ctl quota', () => {
 
   it('sets a guarantee and a limit from NAME=NUMBER lists', async () => {
     const set = await ctl(
+      stack,
       'quota',
       'set',
       'team:Acme/ml',
@@ -33,7 +32,7 @@ describe('llmgw ctl quota', () => {
   });
 
   it('lists quotas with holds and borrowed, as a table or JSON', async () => {
-    const list = await ctl('quota', 'list');
+    const list = await ctl(stack, 'quota', 'list');
     assert.equal(list.code, 0, list.stderr);
     const [header, row] = list.stdout.trimEnd().split('\n');
     assert.match(header, /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/);
@@ -41,19 +40,19 @@ describe('llmgw ctl quota', () => {
       row,
       new RegExp(`^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+0\\s+0\\s+bootstrap\\s+\\S+$`),
     );
-    const json = JSON.parse((await ctl('quota', 'list', '-o', 'json')).stdout);
+    const json = JSON.parse((await ctl(stack, 'quota', 'list', '-o', 'json')).stdout);
     assert.equal(json[0].scope, teamKey);
   });
 
   it('previews a change without making it', async () => {
-    const preview = await ctl('quota', 'preview', 'team:ml', '--limit', 'gpus=4');
+    const preview = await ctl(stack, 'quota', 'preview', 'team:ml', '--limit', 'gpus=4');
     assert.equal(preview.code, 0, preview.stderr);
     assert.match(
       preview.stdout,
       new RegExp(`^if set, the quota of ${teamKey} would:\n  make borrowed:  no replica\n`),
     );
     const json = JSON.parse(
-      (await ctl('quota', 'preview', 'team:ml', '--limit', 'gpus=4', '-o', 'json')).stdout,
+      (await ctl(stack, 'quota', 'preview', 'team:ml', '--limit', 'gpus=4', '-o', 'json')).stdout,
     );
     assert.deepEqual(json.blocked_models, []);
     const [stored] = (await stack.call('GET', '/api/v1/quotas')).body;
@@ -61,7 +60,7 @@ describe('llmgw ctl quota', () => {
   });
 
   it('exits 1 with the server sentence when the server refuses the quota', async () => {
-    const above = await ctl('quota', 'set', 'team:ml', '--guarantee', 'gpus=8', '--limit', 'gpus=4');
+    const above = await ctl(stack, 'quota', 'set', 'team:ml', '--guarantee', 'gpus=8', '--limit', 'gpus=4');
     assert.equal(above.code, 1);
     const direct = await stack.call('PUT', '/api/v1/quotas', {
       scope: 'team:ml',
@@ -70,75 +69,84 @@ describe('llmgw ctl quota', () => {
     });
     assert.equal(direct.status, 400);
     assert.equal(above.stderr, `${direct.body.error}\n`);
-    const nobody = await ctl('quota', 'set', 'team:nobody', '--limit', 'gpus=1');
+    const nobody = await ctl(stack, 'quota', 'set', 'team:nobody', '--limit', 'gpus=1');
     assert.equal(nobody.code, 1);
     assert.equal(nobody.stderr, 'there is no team "nobody"\n');
-    const fractional = await ctl('quota', 'set', 'team:ml', '--limit', 'gpus=1.5');
+    const fractional = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=1.5');
     assert.equal(fractional.code, 1);
     assert.match(fractional.stderr, /gpus must be a whole number/);
   });
 
   it('exits 2 on resources it cannot read or a quota with neither guarantee nor limit', async () => {
-    const unknown = await ctl('quota', 'set', 'team:ml', '--limit', 'tpus=4');
+    const unknown = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'tpus=4');
     assert.equal(unknown.code, 2);
     assert.match(
       unknown.stderr,
       /--limit: "tpus=4" is not NAME=NUMBER with NAME one of gpus, cores, memory_gib/,
     );
-    const notNumber = await ctl('quota', 'set', 'team:ml', '--limit', 'gpus=many');
+    const notNumber = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=many');
     assert.equal(notNumber.code, 2);
     assert.match(notNumber.stderr, /--limit: gpus=many is not a number/);
-    const nothing = await ctl('quota', 'set', 'team:ml');
+    const nothing = await ctl(stack, 'quota', 'set', 'team:ml');
     assert.equal(nothing.code, 2);
     assert.match(nothing.stderr, /give --guarantee, --limit or both/);
-    const noValue = await ctl('quota', 'set', 'team:ml', '--limit');
+    const noValue = await ctl(stack, 'quota', 'set', 'team:ml', '--limit');
     assert.equal(noValue.code, 2);
     assert.match(noValue.stderr, /--limit needs a value/);
   });
 
   it('shows one quota, as a table row or JSON', async () => {
-    const get = await ctl('quota', 'get', 'team:ml');
+    const get = await ctl(stack, 'quota', 'get', 'team:ml');
     assert.equal(get.code, 0, get.stderr);
-    const list = await ctl('quota', 'list');
+    const list = await ctl(stack, 'quota', 'list');
     assert.equal(get.stdout, list.stdout, 'the row the list shows');
-    const json = JSON.parse((await ctl('quota', 'get', 'team:ml', '-o', 'json')).stdout);
+    const json = JSON.parse((await ctl(stack, 'quota', 'get', 'team:ml', '-o', 'json')).stdout);
     assert.deepEqual(json, (await stack.call('GET', '/api/v1/quotas')).body[0]);
-    const none = await ctl('quota', 'get', 'org:Acme');
+    const none = await ctl(stack, 'quota', 'get', 'org:Acme');
     assert.equal(none.code, 1);
-    assert.equal(none.stderr, 'org:Acme has no quota\n');
+    assert.equal(none.stderr, 'org Acme has no quota\n');
   });
 
   it('prints the warnings of nested quotas that cannot all be honoured, on set and preview', async () => {
     await stack.call('POST', '/api/v1/projects', { team: 'Acme/ml', name: 'big' });
     const warnings = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('warning: '));
     const aboveLimit =
-      'warning: the guarantee of 20 GPUs is above the limit of 16 GPUs on team:Acme/ml, so it can never be used in full';
-    const preview = await ctl('quota', 'preview', 'project:Acme/ml/big', '--guarantee', 'gpus=20');
+      'warning: the guarantee of 20 GPUs is above the limit of 16 GPUs on team Acme / ml, so it can never be used in full';
+    const preview = await ctl(stack, 'quota', 'preview', 'project:Acme/ml/big', '--guarantee', 'gpus=20');
     assert.equal(preview.code, 0, preview.stderr);
-    const set = await ctl('quota', 'set', 'project:Acme/ml/big', '--guarantee', 'gpus=20');
+    const set = await ctl(stack, 'quota', 'set', 'project:Acme/ml/big', '--guarantee', 'gpus=20');
     assert.equal(set.code, 0, set.stderr);
     assert.ok(warnings(set.stdout).includes(aboveLimit), set.stdout);
     assert.deepEqual(warnings(preview.stdout), warnings(set.stdout), 'preview warns as set does');
     // Lowering the team's limit below the project's guarantee is told too, from above.
-    const lower = await ctl('quota', 'set', 'team:Acme/ml', '--guarantee', 'gpus=4', '--limit', 'gpus=4');
+    const lower = await ctl(
+      stack,
+      'quota',
+      'set',
+      'team:Acme/ml',
+      '--guarantee',
+      'gpus=4',
+      '--limit',
+      'gpus=4',
+    );
     assert.equal(lower.code, 0, lower.stderr);
     assert.ok(
       warnings(lower.stdout).includes(
-        'warning: the guarantee of 20 GPUs on project:Acme/ml/big is above the limit of 4 GPUs on team:Acme/ml, so it can never be used in full',
+        'warning: the guarantee of 20 GPUs on project Acme/ml/big is above the limit of 4 GPUs on team Acme / ml, so it can never be used in full',
       ),
       lower.stdout,
     );
-    assert.equal((await ctl('quota', 'rm', 'project:Acme/ml/big')).code, 0);
+    assert.equal((await ctl(stack, 'quota', 'rm', 'project:Acme/ml/big')).code, 0);
   });
 
   it('removes a quota, and removing none is fine too', async () => {
-    const rm = await ctl('quota', 'rm', 'team:Acme/ml');
+    const rm = await ctl(stack, 'quota', 'rm', 'team:Acme/ml');
     assert.equal(rm.code, 0, rm.stderr);
     assert.equal(rm.stdout, `removed the quota of team:Acme/ml (${teamKey})\n`);
     assert.deepEqual((await stack.call('GET', '/api/v1/quotas')).body, []);
-    const again = await ctl('quota', 'rm', 'team:Acme/ml');
+    const again = await ctl(stack, 'quota', 'rm', 'team:Acme/ml');
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout, rm.stdout);
-    assert.equal((await ctl('quota', 'list')).stdout, 'no quotas\n');
+    assert.equal((await ctl(stack, 'quota', 'list')).stdout, 'no quotas\n');
   });
 });

@@ -3,12 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
+import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 describe('llmgw ctl token', () => {
   let stack: Stack;
-  const ctl = (...argv: string[]) =>
-    runCtlCapturing(['--server', stack.url, '--token', stack.adminToken, ...argv]);
   before(async () => {
     stack = await startStack();
     assert.equal((await stack.call('POST', '/api/v1/orgs', { name: 'Acme' })).status, 201);
@@ -18,6 +17,7 @@ describe('llmgw ctl token', () => {
 
   it('creates a token and prints its secret alone on stdout, which then lets its holder in', async () => {
     const made = await ctl(
+      stack,
       'token',
       'create',
       '--name',
@@ -43,6 +43,7 @@ describe('llmgw ctl token', () => {
 
   it('-o json gives name, role, scope and token; --models and --expires-in reach the server', async () => {
     const made = await ctl(
+      stack,
       'token',
       'create',
       '--name',
@@ -60,7 +61,7 @@ describe('llmgw ctl token', () => {
     const body = JSON.parse(made.stdout);
     assert.deepEqual(Object.keys(body).sort(), ['name', 'role', 'scope', 'token']);
     assert.deepEqual([body.name, body.role, body.scope], ['gw-1', 'reporter', null]);
-    const listed = JSON.parse((await ctl('token', 'list', '-o', 'json')).stdout);
+    const listed = JSON.parse((await ctl(stack, 'token', 'list', '-o', 'json')).stdout);
     const gw = listed.find((t: { name: string }) => t.name === 'gw-1');
     assert.deepEqual(gw.models, ['chat', 'code']);
     const days = (Date.parse(gw.expires_at) - Date.now()) / 86_400_000;
@@ -69,7 +70,7 @@ describe('llmgw ctl token', () => {
   });
 
   it('lists tokens as a table and revokes one', async () => {
-    const list = await ctl('token', 'list');
+    const list = await ctl(stack, 'token', 'list');
     assert.equal(list.code, 0, list.stderr);
     const [header, ...rows] = list.stdout.trimEnd().split('\n');
     assert.match(header, /^NAME\s+ROLE\s+SCOPE\s+MODELS\s+EXPIRES_AT\s+CREATED_BY\s+CREATED_AT$/);
@@ -77,22 +78,22 @@ describe('llmgw ctl token', () => {
       rows.some((row) => /^dana\s+viewer\s+Acme \/ ml\s+-\s+-\s+bootstrap\s/.test(row)),
       rows.join('\n'),
     );
-    const revoked = await ctl('token', 'revoke', 'dana');
+    const revoked = await ctl(stack, 'token', 'revoke', 'dana');
     assert.deepEqual([revoked.code, revoked.stdout], [0, 'revoked token dana\n']);
-    const again = await ctl('token', 'revoke', 'dana');
+    const again = await ctl(stack, 'token', 'revoke', 'dana');
     assert.deepEqual([again.code, again.stderr], [1, 'there is no token "dana"\n']);
   });
 
   it('exits 2 on a duration it cannot read, and 1 with the sentence when the server refuses', async () => {
     for (const bad of ['30', '30x', '0d', '1.5d', 'soon']) {
-      const run = await ctl('token', 'create', '--name', 'x', '--role', 'viewer', '--expires-in', bad);
+      const run = await ctl(stack, 'token', 'create', '--name', 'x', '--role', 'viewer', '--expires-in', bad);
       assert.equal(run.code, 2, bad);
       assert.match(run.stderr, /--expires-in .*: give a count and a unit m, h, d or w, e\.g\. 30d/);
     }
-    const missing = await ctl('token', 'create', '--role', 'viewer');
+    const missing = await ctl(stack, 'token', 'create', '--role', 'viewer');
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /token create needs --name/);
-    const noScope = await ctl('token', 'create', '--name', 'op', '--role', 'operator');
+    const noScope = await ctl(stack, 'token', 'create', '--name', 'op', '--role', 'operator');
     assert.deepEqual(
       [noScope.code, noScope.stderr],
       [1, 'an operator token needs a scope: the one it manages beneath\n'],

@@ -61,7 +61,7 @@ describe('an operator cannot raise its own guarantee through a child project', (
     assertError(
       refused,
       403,
-      'an operator of team:Acme/ml may not guarantee project:Acme/ml/grab 1000 GPUs: team:Acme/ml has 8 GPUs left to grant of its guarantee of 8 GPUs',
+      'an operator of team Acme / ml may not guarantee project Acme/ml/grab 1000 GPUs: team Acme / ml has 8 GPUs left to grant of its guarantee of 8 GPUs',
     );
     assertError(await stack.call('POST', '/api/v1/quotas/preview', grant, as(opA)), 403, refused.body.error);
     const quotas: { scope: string }[] = await ok('GET', '/api/v1/quotas');
@@ -81,7 +81,7 @@ describe('an operator cannot raise its own guarantee through a child project', (
         as(opA),
       ),
       403,
-      'an operator of team:Acme/ml may not guarantee project:Acme/ml/more 1 GPU: team:Acme/ml has 0 GPUs left to grant of its guarantee of 8 GPUs',
+      'an operator of team Acme / ml may not guarantee project Acme/ml/more 1 GPU: team Acme / ml has 0 GPUs left to grant of its guarantee of 8 GPUs',
     );
     // Lowering is always allowed.
     await ok('PUT', '/api/v1/quotas', { scope: 'project:Acme/ml/grab', guarantee: { gpus: 4 } }, as(opA));
@@ -89,8 +89,8 @@ describe('an operator cannot raise its own guarantee through a child project', (
 
     const admin = await ok('PUT', '/api/v1/quotas', grant);
     assert.deepEqual(admin.warnings, [
-      'the guarantee of 1000 GPUs is above the 8 GPUs guaranteed to team:Acme/ml, which caps what it protects',
-      'the guarantees beneath team:Acme/ml add up to 1000 GPUs, more than its own guarantee of 8 GPUs: not all of them can be honoured at once',
+      'the guarantee of 1000 GPUs is above the 8 GPUs guaranteed to team Acme / ml, which caps what it protects',
+      'the guarantees beneath team Acme / ml add up to 1000 GPUs, more than its own guarantee of 8 GPUs: not all of them can be honoured at once',
     ]);
     assert.equal(await protectedGpus(), 8, 'nesting caps an admin’s over-grant too');
   });

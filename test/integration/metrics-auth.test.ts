@@ -55,7 +55,7 @@ describe('GET /metrics needs the metrics role', () => {
     assertError(
       await metrics(bearer(tokens['ml-operator'])),
       403,
-      'an operator of team:Acme/ml may not read the metrics: they cover every tenant; an admin or a metrics token reads them',
+      'an operator of team Acme / ml may not read the metrics: they cover every tenant; an admin or a metrics token reads them',
     );
     for (const who of ['viewer', 'reporter']) {
       assertError(

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MIN_ENSURE_GAP_MS } from '../../src/reconcilers/load-signals.ts';
 import { newId } from '../../src/store/ids.ts';
-import { MIN_ENSURE_GAP_MS } from '../../src/workflows/load-signals.ts';
 import { reconcilerId, stateQuery } from '../../src/workflows/messages.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 

@@ -8,7 +8,7 @@ import type { TemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
 import {
   ensureSearchAttributes,
   lackedSearchAttributes,
-} from '../../src/workflows/search-attribute-check.ts';
+} from '../../src/reconcilers/search-attribute-check.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
 import { crowdedNamespace, startForeignTemporal } from '../support/split-stack.ts';
 

@@ -15,6 +15,8 @@ export interface Services {
 export const SERVICE_ENV = {
   database: 'LLMGW_TEST_DATABASE_URL',
   temporal: 'LLMGW_TEST_TEMPORAL_ADDRESS',
+  /** Set by a run of test/unit alone: a test that asks for the services then fails instead of starting them. */
+  none: 'LLMGW_TEST_NO_SERVICES',
 } as const;
 
 /** An embedded Postgres and a Temporal dev server (in memory, no UI) on free ports. */
@@ -45,6 +47,11 @@ let own: Promise<Services> | null = null;
  * file runs alone — ones started for this process and stopped when it ends.
  */
 export function sharedServices(): Promise<Services> {
+  if (process.env[SERVICE_ENV.none]) {
+    return Promise.reject(
+      new Error('this test needs Postgres and Temporal: it belongs in test/integration, not test/unit'),
+    );
+  }
   const databaseUrl = process.env[SERVICE_ENV.database];
   const temporalAddress = process.env[SERVICE_ENV.temporal];
   if (databaseUrl && temporalAddress)

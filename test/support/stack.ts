@@ -4,11 +4,11 @@ import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
 import { type Config, readConfig } from '../../src/config.ts';
 import type { ClusterNode } from '../../src/domain/cluster.ts';
+import type { Reconcilers } from '../../src/reconcilers/client.ts';
 import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
-import type { Reconcilers } from '../../src/workflows/client.ts';
 import { sharedServices } from './services.ts';
 
 export interface Answer<T = any> {

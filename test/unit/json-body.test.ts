@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { jsonBody, toErrorResponse, validationHook } from '../../src/api/http.ts';
+import { answerErrors } from '../../src/api/answer-errors.ts';
+import { jsonBody, validationHook } from '../../src/api/http.ts';
 
 const TYPES = [
   undefined,
@@ -35,7 +36,7 @@ describe('jsonBody', () => {
     createRoute({ method: 'post', path: '/unchecked', request: { body }, responses: answer }),
     (c) => c.json({ n: c.req.valid('json').n }, 200),
   );
-  app.onError((error, c) => toErrorResponse(error, c) ?? c.json({ error: 'unexpected' }, 500));
+  answerErrors(app, console);
   /** A body of bytes, so that no Content-Type is added unless given. */
   const post = async (path: string, text: string, type?: string) => {
     const response = await app.request(path, {

@@ -1,11 +1,11 @@
-// The worker's periodic check (src/workflows/reconciler-watch.ts): starts the reconcilers that are not
+// The worker's periodic check (src/reconcilers/reconciler-watch.ts): starts the reconcilers that are not
 // running for the models in the store, counts those it started, and survives a check that fails.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Reconcilers } from '../../src/reconcilers/client.ts';
+import { watchReconcilers } from '../../src/reconcilers/reconciler-watch.ts';
 import type { Sql } from '../../src/store/db.ts';
-import type { Reconcilers } from '../../src/workflows/client.ts';
-import { watchReconcilers } from '../../src/workflows/reconciler-watch.ts';
 
 /** A store that holds these models, or fails while `down` says so. */
 const storeOf = (names: string[], state = { down: false }) =>

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { quoted, trimSpace } from '../../src/domain/go-strings.ts';
-import { resolveScope } from '../../src/domain/scope-names.ts';
+import { resolveScope, scopeLabel } from '../../src/domain/scope-names.ts';
 import { org, project, team } from './policy/fixtures.ts';
 
 const SCOPES = [
@@ -74,4 +74,17 @@ describe('trimSpace (Go strings.TrimSpace)', () => {
     assert.equal(trimSpace('\u0085\u00a0 \t x y \u3000\n'), 'x y');
     assert.equal(trimSpace('\ufeffx'), '\ufeffx');
   });
+});
+
+describe('scopeLabel: one way for every sentence, decisions and API answers alike', () => {
+  const byKey = new Map(SCOPES.map((scope) => [scope.key, scope]));
+  const cases: [key: Parameters<typeof scopeLabel>[1], label: string][] = [
+    ['org:o1', 'org Acme'],
+    ['team:t1', 'team Acme / ml'],
+    ['project:p1', 'project Acme/ml/training'],
+    // A scope deleted since (a reclaim recorded for it) keeps the name it is stored under.
+    ['team:gone', 'team:gone'],
+  ];
+  for (const [key, label] of cases)
+    it(`${key} -> ${label}`, () => assert.equal(scopeLabel(byKey, key), label));
 });

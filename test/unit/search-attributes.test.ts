@@ -1,4 +1,4 @@
-// llmgw's search attributes on a Temporal that is not ours (src/workflows/search-attribute-check.ts):
+// llmgw's search attributes on a Temporal that is not ours (src/reconcilers/search-attribute-check.ts):
 // which ones a namespace lacks, registering them, and the sentence when the server will not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -7,7 +7,7 @@ import {
   ensureSearchAttributes,
   missingSearchAttributes,
   type OperatorService,
-} from '../../src/workflows/search-attribute-check.ts';
+} from '../../src/reconcilers/search-attribute-check.ts';
 import { SEARCH_ATTRIBUTE_FLAGS, SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
 
 // Temporal's IndexedValueType values (temporal.api.enums.v1).

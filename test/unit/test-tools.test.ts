@@ -10,7 +10,7 @@ import { binFolder } from '../support/bin-folder.ts';
 import { testTool } from '../support/test-tools.ts';
 
 const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'test-tools.sh');
-/** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool nor docker-compose among them. */
+/** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool, docker-compose, java nor mvn among them. */
 const BASICS = ['bash', 'cut', 'dirname', 'grep', 'id', 'mkdir', 'mktemp', 'rm', 'tail'];
 
 describe('the tools the tests run besides node', () => {
@@ -19,15 +19,19 @@ describe('the tools the tests run besides node', () => {
 
   it('are reported missing, with why, when nothing can install them', () => {
     const bin = binFolder(join(work, 'bin'), BASICS);
-    const run = spawnSync(join(bin, 'bash'), [SCRIPT, 'st', 'promtool', 'compose'], {
+    const run = spawnSync(join(bin, 'bash'), [SCRIPT, 'st', 'promtool', 'compose', 'testserver'], {
       encoding: 'utf8',
       env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
     });
-    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\n');
+    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\n');
     assert.equal(run.status, 1);
     assert.match(run.stderr, /test-tools: schemathesis needs python3/);
     assert.match(run.stderr, /test-tools: could not install promtool: install /);
     assert.match(run.stderr, /test-tools: docker-compose needs python3 to install/);
+    assert.match(
+      run.stderr,
+      /test-tools: Temporal's test server needs java \(8 or newer\) and mvn to install/,
+    );
   });
 
   it('fail the test that needs one the harness could not install, saying so', async () => {

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../deps.ts';
 import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
-import { DecisionSchema } from './models/schemas.ts';
+import { DecisionSchema } from '../schemas/models.ts';
 
 /** A model's reconcile history, newest first: what was done and why. */
 export function decisionsRouter(deps: ApiDeps) {

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { MAX_REPORTED_REQUESTS } from '../../domain/model.ts';
-import { LoadSignals } from '../../workflows/load-signals.ts';
+import { LoadSignals } from '../../reconcilers/load-signals.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';

@@ -8,7 +8,7 @@ import { ApiError, jsonBody } from '../http.ts';
 import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-import { recorded } from '../recorded.ts';
+import { recordedChange } from '../recorded.ts';
 import { tokensPerSec } from '../throughput.ts';
 import { TimestampSchema } from '../timestamps.ts';
 
@@ -86,15 +86,13 @@ export function measurementsRouter(deps: ApiDeps) {
       const measuredAt = new Date(input.measured_at ?? (deps.now ?? Date.now)()).toISOString();
       const ofProfile = async (tx: Db) =>
         (await listMeasurements(tx, input.model)).find((m) => m.profile === input.profile) ?? null;
-      await recorded(
-        c,
-        sql,
-        'measurement.put',
-        `measurement:${input.model}/${input.profile}`,
-        ofProfile,
-        (tx) => putMeasurement(tx, { ...input, measured_at: measuredAt }),
-      );
-      await deps.reconcilers.tell([input.model], 'measurementChanged');
+      await recordedChange(c, deps, {
+        action: 'measurement.put',
+        target: `measurement:${input.model}/${input.profile}`,
+        read: ofProfile,
+        apply: (tx) => putMeasurement(tx, { ...input, measured_at: measuredAt }),
+        tell: { models: [input.model], why: 'measurementChanged' },
+      });
       return c.json({ model: input.model, profile: input.profile }, 200);
     },
   );

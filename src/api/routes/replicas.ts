@@ -1,6 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { REPLICA_STATES } from '../../domain/cluster.ts';
-import { ResourcesSchema } from '../../domain/resources.ts';
 import { protection } from '../../policy/guarantee.ts';
 import { buildView } from '../../policy/view.ts';
 import { listReplicas } from '../../store/replicas.ts';
@@ -8,6 +7,7 @@ import { readSnapshot } from '../../store/snapshot.ts';
 import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
+import { ResourcesSchema } from '../schemas/resources.ts';
 
 const ReplicaViewSchema = z
   .object({

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { sizeForThroughput } from '../../policy/sizing.ts';
-import { getModel, noSuchModel, setTarget } from '../../store/models.ts';
+import { noSuchModel, setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -8,7 +8,7 @@ import { jsonBody } from '../http.ts';
 import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-import { recorded } from '../recorded.ts';
+import { modelChange, recordedChange } from '../recorded.ts';
 import { tokensPerSec } from '../throughput.ts';
 
 const SizingSchema = z
@@ -54,15 +54,11 @@ export function targetRouter(deps: ApiDeps) {
       const snapshot = await readSnapshot(deps.sql, (deps.now ?? Date.now)(), deps.policy);
       const plan = sizeForThroughput(snapshot, name, tokens_per_sec);
       if (apply) {
-        await recorded(
-          c,
-          deps.sql,
-          'model.target',
-          `model:${name}`,
-          (tx) => getModel(tx, name),
-          (tx) => setTarget(tx, name, tokens_per_sec),
-        );
-        await deps.reconcilers.tell([name], 'specChanged');
+        await recordedChange(c, deps, {
+          action: 'model.target',
+          ...modelChange(name, 'specChanged'),
+          apply: (tx) => setTarget(tx, name, tokens_per_sec),
+        });
       }
       return c.json({ ...plan, applied: apply }, 200);
     },
@@ -86,17 +82,13 @@ export function targetRouter(deps: ApiDeps) {
       const model = await existingModelInView(c, deps.sql, name, 'change-model');
       await authorize(c, 'change-model', { scope: model.owner, model: name });
       if (model.target_tokens_per_sec !== undefined) {
-        await recorded(
-          c,
-          deps.sql,
-          'model.target',
-          `model:${name}`,
-          (tx) => getModel(tx, name),
-          async (tx) => {
+        await recordedChange(c, deps, {
+          action: 'model.target',
+          ...modelChange(name, 'specChanged'),
+          apply: async (tx) => {
             if (!(await setTarget(tx, name, null))) throw noSuchModel(name);
           },
-        );
-        await deps.reconcilers.tell([name], 'specChanged');
+        });
       }
       return c.json({ model: name, target_tokens_per_sec: null }, 200);
     },

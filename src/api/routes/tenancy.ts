@@ -8,7 +8,7 @@ import type { ApiDeps } from '../deps.ts';
 import { ApiError, jsonBody } from '../http.ts';
 import { ScopeNameSchema, ScopeRefSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-import { recorded } from '../recorded.ts';
+import { recordedChange } from '../recorded.ts';
 import { refuseBeyondScopeCap } from '../scope-caps.ts';
 import { resolveOrRefuse } from '../scopes.ts';
 
@@ -80,17 +80,15 @@ export function tenancyRouter(deps: ApiDeps) {
         await authorize(c, 'create-scope', { scope: parent?.key ?? null });
         const id = newId();
         const key = scopeKey(kind, id);
-        await recorded(
-          c,
-          sql,
-          `${kind}.create`,
-          key,
-          (tx) => getScope(tx, key),
-          async (tx) => {
+        await recordedChange(c, deps, {
+          action: `${kind}.create`,
+          target: key,
+          read: (tx) => getScope(tx, key),
+          apply: async (tx) => {
             await refuseBeyondScopeCap(c, tx, 'scopes', deps.scopeCaps);
             await createScope(tx, kind, id, input.name, parent?.id ?? null);
           },
-        );
+        });
         const created = (await present(kind)).find((scope) => scope.id === id);
         return c.json(created as never, 201);
       },
@@ -124,14 +122,12 @@ export function tenancyRouter(deps: ApiDeps) {
         // A scope outside the caller's view is answered as one that does not exist, not refused.
         if (!(await nameable(c))(key)) throw noSuchScope(kind, id);
         await authorize(c, 'delete-scope', { scope: key });
-        await recorded(
-          c,
-          sql,
-          `${kind}.delete`,
-          key,
-          (tx) => getScope(tx, key),
-          (tx) => deleteScope(tx, kind, id),
-        );
+        await recordedChange(c, deps, {
+          action: `${kind}.delete`,
+          target: key,
+          read: (tx) => getScope(tx, key),
+          apply: (tx) => deleteScope(tx, kind, id),
+        });
         return c.json({ removed: key }, 200);
       },
     );

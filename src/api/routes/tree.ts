@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { type Resources, ResourcesSchema } from '../../domain/resources.ts';
+import type { Resources } from '../../domain/resources.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
 import { scopeSegments } from '../../domain/scope-names.ts';
 import { complete } from '../../policy/resources.ts';
@@ -8,6 +8,8 @@ import { readSnapshot } from '../../store/snapshot.ts';
 import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
+import { FiguresSchema } from '../schemas/figures.ts';
+import { ResourcesSchema } from '../schemas/resources.ts';
 
 interface TreeNode {
   scope: ScopeKey;
@@ -21,7 +23,6 @@ interface TreeNode {
   children: TreeNode[];
 }
 
-const FiguresSchema = z.object({ gpus: z.number(), cores: z.number(), memory_gib: z.number() });
 const TreeNodeSchema: z.ZodType<TreeNode> = z
   .lazy(() =>
     z.object({

@@ -8,9 +8,12 @@ import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'temporal-cli.sh');
 
-/** What the script needs beyond the basics: where a CLI or its cache is, and what Go and curl need to install one. */
+/**
+ * What the script needs beyond the basics: where a CLI or its cache is, what Go and curl need to install
+ * one, and the period of its progress lines (scripts/progress.sh).
+ */
 const INSTALLER_VARIABLES =
-  /^(TEMPORAL_CLI|XDG_CACHE_HOME|GO(PATH|ROOT|BIN|PROXY|FLAGS|CACHE|MODCACHE|PRIVATE|NOPROXY|NOSUMDB|SUMDB|INSECURE|TOOLCHAIN|ENV)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR))$/;
+  /^(TEMPORAL_CLI|XDG_CACHE_HOME|LLMGW_PROGRESS_EVERY_S|GO(PATH|ROOT|BIN|PROXY|FLAGS|CACHE|MODCACHE|PRIVATE|NOPROXY|NOSUMDB|SUMDB|INSECURE|TOOLCHAIN|ENV)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR))$/;
 
 /**
  * Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI).

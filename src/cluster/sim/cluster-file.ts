@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { ResourcesSchema } from '../../api/schemas/resources.ts';
 import type { ClusterNode } from '../../domain/cluster.ts';
-import { ResourcesSchema } from '../../domain/resources.ts';
 
 const NodeGroupSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,55}$/),

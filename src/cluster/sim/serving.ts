@@ -1,9 +1,9 @@
 import type { Model } from '../../domain/model.ts';
+import type { LoadSignals } from '../../reconcilers/load-signals.ts';
 import type { Sql } from '../../store/db.ts';
 import { deleteLoadReport } from '../../store/load.ts';
 import { listModels } from '../../store/models.ts';
 import { listReplicas, setEndpoint } from '../../store/replicas.ts';
-import type { LoadSignals } from '../../workflows/load-signals.ts';
 import { type SimEngine, startSimEngine } from './engine.ts';
 
 /** How often engines are started or stopped and replicas report their own load (an agent's scrape period). */

@@ -1,5 +1,5 @@
+import type { Reconcilers } from '../../reconcilers/client.ts';
 import type { Sql } from '../../store/db.ts';
-import type { Reconcilers } from '../../workflows/client.ts';
 import type { ClusterDriver } from '../driver.ts';
 import type { SimServing } from './serving.ts';
 

@@ -37,6 +37,20 @@ export const project = (id: string, teamId: string, name = id): Scope => ({
   parent: `team:${teamId}`,
 });
 
+/**
+ * The scope tree policy tests share: org Acme > team ml > projects training and serving; org Beta >
+ * team web. People read them "team Acme / ml", "project Acme/ml/training". A scope without a quota
+ * changes no decision, so a test sets only the quotas it needs.
+ */
+export const SCOPES: Scope[] = [
+  org('acme', 'Acme'),
+  team('ml', 'acme'),
+  project('training', 'ml'),
+  project('serving', 'ml'),
+  org('beta', 'Beta'),
+  team('web', 'beta'),
+];
+
 export const quota = (scope: ScopeKey, guarantee?: Resources, limit?: Resources): Quota => ({
   scope,
   ...(guarantee && { guarantee }),
@@ -114,6 +128,31 @@ export const world = (parts: Partial<Snapshot>): Snapshot => ({
   ...parts,
 });
 
+/**
+ * Replicas across the shared tree: project training runs two of 2 GPUs (its guarantee of 2 GPUs
+ * protects the older), project serving one of 8 cores, a model without owner one of 1 GPU; org Beta,
+ * limited to 4 GPUs, runs nothing.
+ */
+export function spreadScene(): Snapshot {
+  const [g1, g2, c8] = [profile('g1', gpus(1)), profile('g2', gpus(2)), profile('c8', cores(8))];
+  return world({
+    scopes: SCOPES,
+    quotas: [quota('project:training', gpus(2)), quota('org:beta', undefined, gpus(4))],
+    models: [
+      model('train', [g2], { owner: 'project:training' }),
+      model('serve', [c8], { owner: 'project:serving' }),
+      model('free', [g1]),
+    ],
+    nodes: [node('n', gpus(16, { cores: 64 }))],
+    replicas: [
+      replica('t1', { model: 'train', profile: g2, node: 'n' }),
+      replica('t2', { model: 'train', profile: g2, node: 'n' }),
+      replica('s1', { model: 'serve', profile: c8, node: 'n' }),
+      replica('f1', { model: 'free', profile: g1, node: 'n' }),
+    ],
+  });
+}
+
 /** Load of a model reported `ageMs` before the snapshot's time. */
 export const loadOf = (s: Snapshot, modelName: string, inFlight: number, ageMs = 0): Snapshot => ({
   ...s,
@@ -171,3 +210,47 @@ export const withOwner = (s: Snapshot, modelName: string, owner: ScopeKey | null
   ...s,
   models: s.models.map((m) => (m.name === modelName ? { ...m, owner } : m)),
 });
+
+// The scene of one model's pass that the tests of decide, scaling, scale-down and choose-profile share:
+// chat, owned by team Acme / ml (guaranteed 8 GPUs, limited to 16), prefers vllm-h100 (measured: 10 in
+// flight at SLO, 1000 tokens/s) to cpu-llama (4 declared, unmeasured); three H100 nodes and a CPU node.
+export const h100 = profile('vllm-h100', gpus(2, { cores: 16 }), { priority: 10, gpu_model: 'H100' });
+export const cpuLlama = profile('cpu-llama', cores(16), { default_concurrency: 4 });
+export const chat = model('chat', [h100, cpuLlama], { owner: 'team:ml', max_replicas: 6 });
+export const chatNodes = [
+  node('gpu-1', gpus(8, { cores: 96 }), { gpu_model: 'H100' }),
+  node('gpu-2', gpus(8, { cores: 96 }), { gpu_model: 'H100' }),
+  node('gpu-3', gpus(8, { cores: 96 }), { gpu_model: 'H100' }),
+  node('cpu-1', cores(64)),
+];
+
+/** A replica of `of` (chat unless told) on node `on`, newer than every replica built before it. */
+export const replicaOn = (
+  id: string,
+  p: Profile,
+  on: string,
+  state: ReplicaState = 'ready',
+  of: Model = chat,
+): Replica => replica(id, { model: of.name, profile: p, node: on }, { state });
+
+/** Three ready vllm-h100 replicas of chat (C = 30, 3000 tokens/s): gpu-1 keeps 4 GPUs free, gpu-2 6. */
+export const threeChatReplicas = (): Replica[] => [
+  replicaOn('r1', h100, 'gpu-1'),
+  replicaOn('r2', h100, 'gpu-1'),
+  replicaOn('r3', h100, 'gpu-2'),
+];
+
+/** chat's scene, with `inFlight` reported `loadAge` ms ago when given; `parts` replace the rest. */
+export function chatScene(parts: Partial<Snapshot> & { inFlight?: number; loadAge?: number } = {}): Snapshot {
+  const { inFlight, loadAge, ...rest } = parts;
+  const s = world({
+    scopes: SCOPES,
+    quotas: [quota('team:ml', gpus(8), gpus(16))],
+    models: [chat],
+    measurements: [measured('chat', 'vllm-h100', 10, 1000)],
+    nodes: chatNodes,
+    replicas: threeChatReplicas(),
+    ...rest,
+  });
+  return inFlight === undefined ? s : loadOf(s, 'chat', inFlight, loadAge);
+}

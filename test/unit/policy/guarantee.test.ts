@@ -4,7 +4,6 @@ import type { ScopeKey } from '../../../src/domain/scope.ts';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { borrowedByScope, protection } from '../../../src/policy/guarantee.ts';
 import { holdings } from '../../../src/policy/holdings.ts';
-import { scopeFigures } from '../../../src/policy/scope-figures.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import {
   cores,
@@ -12,24 +11,15 @@ import {
   model,
   NOW,
   node,
-  org,
   profile,
-  project,
   quota,
   replica,
-  team,
+  SCOPES,
+  spreadScene,
   withOwner,
   world,
 } from './fixtures.ts';
 
-const scopes = [
-  org('acme', 'Acme'),
-  team('ml', 'acme'),
-  project('training', 'ml'),
-  project('serving', 'ml'),
-  org('beta', 'Beta'),
-  team('web', 'beta'),
-];
 const p = (g: number, c = 0) => profile(`g${g}c${c}`, c ? gpus(g, { cores: c }) : gpus(g));
 const cpu = profile('cpu', cores(8));
 
@@ -41,7 +31,7 @@ function scene(
 ): Snapshot {
   const m = model('m', sizes, { owner });
   return world({
-    scopes,
+    scopes: SCOPES,
     quotas,
     models: [m],
     nodes: [node('n', gpus(64, { cores: 512 }))],
@@ -137,7 +127,7 @@ describe('protected and borrowed', () => {
   it('ties in age go by replica ID', () => {
     const big = p(6);
     const s = world({
-      scopes,
+      scopes: SCOPES,
       quotas: [quota('team:ml', gpus(8))],
       models: [model('m', [big], { owner: 'team:ml' })],
       nodes: [node('n', gpus(16))],
@@ -166,51 +156,11 @@ describe('protected and borrowed', () => {
   });
 });
 
-describe('holds and borrowed per scope', () => {
-  const s = world({
-    scopes,
-    quotas: [quota('project:training', gpus(2)), quota('org:beta', undefined, gpus(4))],
-    models: [
-      model('train', [p(2)], { owner: 'project:training' }),
-      model('serve', [cpu], { owner: 'project:serving' }),
-      model('free', [p(1)]),
-    ],
-    nodes: [node('n', gpus(16, { cores: 64 }))],
-    replicas: [
-      replica('t1', { model: 'train', profile: p(2), node: 'n' }),
-      replica('t2', { model: 'train', profile: p(2), node: 'n' }),
-      replica('s1', { model: 'serve', profile: cpu, node: 'n' }),
-      replica('f1', { model: 'free', profile: p(1), node: 'n' }),
-    ],
-  });
-  const view = buildView(s);
-
-  it('holds(S) sums the replicas of models owned by S and beneath it; ownerless ones count nowhere', () => {
-    const holds = holdings(view);
-    assert.deepEqual(holds.get('project:training'), { gpus: 4, cores: 0, memory_gib: 0 });
-    assert.deepEqual(holds.get('project:serving'), { gpus: 0, cores: 8, memory_gib: 0 });
-    assert.deepEqual(holds.get('team:ml'), { gpus: 4, cores: 8, memory_gib: 0 });
-    assert.deepEqual(holds.get('org:acme'), { gpus: 4, cores: 8, memory_gib: 0 });
-    assert.deepEqual(holds.get('org:beta'), { gpus: 0, cores: 0, memory_gib: 0 });
-  });
-
+describe('borrowed per scope', () => {
   it('borrowed(S) sums the borrowed replicas under S', () => {
-    const borrowed = borrowedByScope(view);
+    const borrowed = borrowedByScope(buildView(spreadScene()));
     assert.deepEqual(borrowed.get('project:training'), { gpus: 2, cores: 0, memory_gib: 0 });
     assert.deepEqual(borrowed.get('team:ml'), { gpus: 2, cores: 8, memory_gib: 0 });
     assert.deepEqual(borrowed.get('team:web'), { gpus: 0, cores: 0, memory_gib: 0 });
-  });
-
-  it('scopeFigures gives every scope both figures, zero when nothing', () => {
-    const figures = scopeFigures(s);
-    assert.equal(figures.size, scopes.length);
-    assert.deepEqual(figures.get('org:acme'), {
-      holds: { gpus: 4, cores: 8, memory_gib: 0 },
-      borrowed: { gpus: 2, cores: 8, memory_gib: 0 },
-    });
-    assert.deepEqual(figures.get('team:web'), {
-      holds: { gpus: 0, cores: 0, memory_gib: 0 },
-      borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
-    });
   });
 });

@@ -5,13 +5,13 @@ import type { Resources } from '../../../src/domain/resources.ts';
 import { limitSentence } from '../../../src/policy/explain.ts';
 import { blockingLimit } from '../../../src/policy/limits.ts';
 import { buildView } from '../../../src/policy/view.ts';
-import { cores, gpus, model, node, org, profile, project, quota, replica, team, world } from './fixtures.ts';
+import { cores, gpus, model, node, profile, quota, replica, SCOPES, world } from './fixtures.ts';
 
 const held = profile('held', gpus(14, { cores: 40 }));
 const scene = (quotas: Quota[]) =>
   buildView(
     world({
-      scopes: [org('acme', 'Acme'), team('ml', 'acme'), project('training', 'ml')],
+      scopes: SCOPES,
       quotas,
       models: [model('m', [held], { owner: 'project:training' })],
       nodes: [node('n', gpus(64, { cores: 512 }))],

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { previewQuota } from '../../../src/policy/preview.ts';
-import { gpus, model, node, org, profile, project, quota, replica, team, world } from './fixtures.ts';
+import { gpus, model, node, profile, quota, replica, SCOPES, world } from './fixtures.ts';
 
 const g2 = profile('g2', gpus(2));
-const chat = model('chat', [g2], { owner: 'project:chat' });
+const chat = model('chat', [g2], { owner: 'project:training' });
 const web = model('web', [g2], { owner: 'org:beta' });
 const s = world({
-  scopes: [org('acme', 'Acme'), team('ml', 'acme'), project('chat', 'ml'), org('beta', 'Beta')],
+  scopes: SCOPES,
   quotas: [quota('team:ml', gpus(4), gpus(16))],
   models: [chat, web],
   nodes: [node('n', gpus(16))],

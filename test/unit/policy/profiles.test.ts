@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Measurement, Profile } from '../../../src/domain/model.ts';
 import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
-import { concurrencyOf, orderProfiles } from '../../../src/policy/profiles.ts';
+import { cannotMeetSlo, concurrencyOf, orderProfiles } from '../../../src/policy/profiles.ts';
 import { cores, gpus, measured, model, profile } from './fixtures.ts';
 
 const order = (profiles: Profile[], measurements: Measurement[]) =>
@@ -46,6 +46,28 @@ describe('profile order', () => {
       'b',
       'c',
     ]);
+  });
+});
+
+describe('a profile measured as unable to meet its SLO (max_concurrency_at_slo 0) goes last', () => {
+  const [fast, slow] = [profile('fast', gpus(1)), profile('slow', gpus(1))];
+  const preferred = profile('preferred', gpus(1), { priority: 10 });
+  it('at equal priority, after an unmeasured profile', () => {
+    assert.deepEqual(order([fast, slow], [measured('m', 'slow', 0, 0)]), ['fast', 'slow']);
+  });
+  it('whatever its priority', () => {
+    assert.deepEqual(
+      order([preferred, fast], [measured('m', 'preferred', 0, 0), measured('m', 'fast', 8, 100)]),
+      ['fast', 'preferred'],
+    );
+  });
+  it('a measurement above 0 is servable as before', () => {
+    assert.deepEqual(order([slow, fast], [measured('m', 'slow', 1, 10)]), ['slow', 'fast']);
+  });
+  it('unmeasured is not unable', () => {
+    assert.equal(cannotMeetSlo(undefined), false);
+    assert.equal(cannotMeetSlo(measured('m', 'slow', 0, 0)), true);
+    assert.equal(cannotMeetSlo(measured('m', 'slow', 1, 10)), false);
   });
 });
 

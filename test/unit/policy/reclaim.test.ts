@@ -5,17 +5,9 @@ import type { Model } from '../../../src/domain/model.ts';
 import type { Quota } from '../../../src/domain/quota.ts';
 import { planReclaim, reclaimingScope } from '../../../src/policy/reclaim.ts';
 import { buildView } from '../../../src/policy/view.ts';
-import { cores, gpus, model, node, org, profile, project, quota, replica, team, world } from './fixtures.ts';
+import { cores, gpus, model, node, org, profile, quota, replica, SCOPES, world } from './fixtures.ts';
 
-const scopes = [
-  org('acme', 'Acme'),
-  team('ml', 'acme'),
-  project('a', 'ml'),
-  project('b', 'ml'),
-  org('beta', 'Beta'),
-  team('web', 'beta'),
-  org('gamma', 'Gamma'),
-];
+const scopes = [...SCOPES, org('gamma', 'Gamma')];
 const g2 = profile('g2', gpus(2));
 const g4 = profile('g4', gpus(4));
 const g8 = profile('g8', gpus(8));
@@ -169,16 +161,16 @@ describe('reclaim', () => {
     const view = (quotas: Quota[], replicas: Replica[] = []) =>
       buildView(world({ scopes, quotas, models: [mine, web], nodes: [node('n', gpus(64))], replicas }));
     it('the nearest scope whose guarantee the new replica fits', () => {
-      const v = view([quota('project:a', gpus(2)), quota('team:ml', gpus(8))]);
-      assert.equal(reclaimingScope(v, 'project:a', gpus(2)), 'project:a');
-      assert.equal(reclaimingScope(v, 'project:a', gpus(4)), 'team:ml');
-      assert.equal(reclaimingScope(v, 'project:a', gpus(9)), null);
+      const v = view([quota('project:training', gpus(2)), quota('team:ml', gpus(8))]);
+      assert.equal(reclaimingScope(v, 'project:training', gpus(2)), 'project:training');
+      assert.equal(reclaimingScope(v, 'project:training', gpus(4)), 'team:ml');
+      assert.equal(reclaimingScope(v, 'project:training', gpus(9)), null);
     });
     it('the replica must use a dimension the guarantee sets', () => {
       assert.equal(reclaimingScope(view([quota('team:ml', cores(32))]), 'team:ml', gpus(1)), null);
     });
     it('holds count: a sibling project’s replicas fill the team’s guarantee', () => {
-      const sibling = model('sib', [g4], { owner: 'project:b' });
+      const sibling = model('sib', [g4], { owner: 'project:serving' });
       const v = buildView(
         world({
           scopes,
@@ -188,22 +180,22 @@ describe('reclaim', () => {
           replicas: [on('s1', sibling, g4, 'n'), on('s2', sibling, g4, 'n')],
         }),
       );
-      assert.equal(reclaimingScope(v, 'project:a', gpus(1)), null);
+      assert.equal(reclaimingScope(v, 'project:training', gpus(1)), null);
     });
     it('guarantees nest: a project within its own but its team beyond its guarantee is not within', () => {
-      const grab = model('grab', [g4], { owner: 'project:a' });
+      const grab = model('grab', [g4], { owner: 'project:training' });
       const v = buildView(
         world({
           scopes,
-          quotas: [quota('project:a', gpus(1000)), quota('team:ml', gpus(8))],
+          quotas: [quota('project:training', gpus(1000)), quota('team:ml', gpus(8))],
           models: [grab],
           nodes: [node('n', gpus(64))],
           replicas: [on('g1', grab, g4, 'n'), on('g2', grab, g4, 'n')],
         }),
       );
-      assert.equal(reclaimingScope(v, 'project:a', gpus(4)), null);
+      assert.equal(reclaimingScope(v, 'project:training', gpus(4)), null);
       assert.equal(
-        reclaimingScope(v, 'project:a', gpus(0, { cores: 1 })),
+        reclaimingScope(v, 'project:training', gpus(0, { cores: 1 })),
         null,
         'uses no guaranteed dimension',
       );

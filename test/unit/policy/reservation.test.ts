@@ -13,24 +13,22 @@ import {
   memory,
   model,
   node,
-  org,
   profile,
   quota,
   replica,
-  team,
+  SCOPES,
   world,
 } from './fixtures.ts';
 
 const h100 = profile('h100', gpus(2), { gpu_model: 'H100', default_concurrency: 1 });
 const chat = model('chat', [h100], { owner: 'team:ml', max_replicas: 4 });
 const web = model('web', [h100], { owner: 'team:web' });
-const scopes = [org('acme', 'Acme'), team('ml', 'acme'), team('web', 'acme')];
 
 /** gpu-1 (4 GPUs) full with web's two borrowed replicas; ml has a guarantee of 4 GPUs and a limit of 6. */
 function full(): Snapshot {
   return loadOf(
     world({
-      scopes,
+      scopes: SCOPES,
       quotas: [quota('team:ml', gpus(4), gpus(6))],
       models: [chat, web],
       nodes: [node('gpu-1', gpus(4), { gpu_model: 'H100' })],

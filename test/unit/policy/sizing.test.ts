@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { sizeForThroughput } from '../../../src/policy/sizing.ts';
-import { cores, gpus, measured, model, node, org, profile, quota, replica, team, world } from './fixtures.ts';
+import { cores, gpus, measured, model, node, profile, quota, replica, SCOPES, world } from './fixtures.ts';
 
 const h100 = profile('vllm-h100', gpus(2, { cores: 16 }), { priority: 10, gpu_model: 'H100' });
 const cpuLlama = profile('cpu-llama', cores(16));
@@ -11,7 +11,7 @@ const measurements = [measured('chat', 'vllm-h100', 10, 1000), measured('chat', 
 
 function scene(parts: Partial<Snapshot> = {}): Snapshot {
   return world({
-    scopes: [org('acme', 'Acme'), team('ml', 'acme')],
+    scopes: SCOPES,
     models: [chat],
     measurements,
     nodes: [node('gpu-1', gpus(8, { cores: 64 }), { gpu_model: 'H100' }), node('cpu-1', cores(64))],
@@ -85,6 +85,17 @@ describe('sizing for a throughput', () => {
     const sizing = sizeForThroughput(scene({ models: [{ ...chat, max_replicas: 2 }] }), 'chat', 10_000);
     assert.deepEqual(sizing.plan, [{ profile: 'vllm-h100', replicas: 2, tokens_per_sec: 2000 }]);
     assert.deepEqual(sizing.blocked_by, ['max_replicas 2 reached']);
+  });
+
+  it('a profile measured as unable to meet its SLO: says so, not that it is unmeasured', () => {
+    const slow = profile('slow', gpus(1));
+    const sizing = sizeForThroughput(
+      scene({ models: [model('m', [slow])], measurements: [measured('m', 'slow', 0, 0)] }),
+      'm',
+      100,
+    );
+    assert.deepEqual(sizing.blocked_by, ['profile slow cannot meet its SLO']);
+    assert.equal(sizing.fits, false);
   });
 
   it('changes nothing in the snapshot', () => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildView, viewOf } from '../../../src/policy/view.ts';
-import { gpus, model, node, org, profile, project, replica, team, world } from './fixtures.ts';
+import { gpus, model, node, profile, replica, SCOPES, world } from './fixtures.ts';
 
 describe('view', () => {
   const p4 = profile('p4', gpus(4, { cores: 16 }));
   const s = world({
-    scopes: [org('acme', 'Acme'), team('ml', 'acme'), project('training', 'ml')],
+    scopes: SCOPES,
     models: [model('m', [p4], { owner: 'project:training' })],
     nodes: [node('gpu-1', gpus(8, { cores: 64, memory_gib: 512 })), node('cpu-1', { cores: 32 })],
     replicas: [

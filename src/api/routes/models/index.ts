@@ -1,12 +1,15 @@
 import type { ApiDeps } from '../../deps.ts';
 import { newRouter } from '../../openapi.ts';
-import { modelOwnerRouter } from './owner.ts';
-import { modelReadRouter } from './read.ts';
-import { modelSpecRouter } from './spec.ts';
+import { modelHandlers } from './handlers.ts';
+import { deleteModelRoute, getModelRoute, listModelsRoute, putModelRoute, setOwnerRoute } from './routes.ts';
 
-/** Models: their spec, how they read, and who owns them (one router per job). */
+/** Models: their spec, how they read, and who owns them; routes.ts describes them, handlers.ts does them. */
 export function modelsRouter(deps: ApiDeps) {
-  const app = newRouter();
-  for (const router of [modelSpecRouter, modelReadRouter, modelOwnerRouter]) app.route('/', router(deps));
-  return app;
+  const handle = modelHandlers(deps);
+  return newRouter()
+    .openapi(putModelRoute, handle.put)
+    .openapi(deleteModelRoute, handle.remove)
+    .openapi(listModelsRoute, handle.list)
+    .openapi(getModelRoute, handle.get)
+    .openapi(setOwnerRoute, handle.owner);
 }

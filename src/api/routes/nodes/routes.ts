@@ -1,0 +1,90 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../auth/guard.ts';
+import { jsonBody } from '../../http.ts';
+import { NameParam } from '../../names.ts';
+import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
+import { ResourcesSchema } from '../../schemas/resources.ts';
+
+// The nodes' routes as the OpenAPI document describes them; what they do is in handlers.ts.
+
+const BODY_LIMIT = 16 * 1024;
+
+const NodeInputSchema = z
+  .strictObject({
+    capacity: ResourcesSchema,
+    gpu_model: z.string().min(1).max(63).optional(),
+    labels: z.record(z.string().max(63), z.string().max(253)).optional(),
+  })
+  .openapi('NodeInput');
+
+const NodeViewSchema = z
+  .object({
+    name: z.string(),
+    capacity: ResourcesSchema,
+    allocated: ResourcesSchema.describe(
+      'What its starting, ready and draining replicas hold on the machine.',
+    ),
+    reserved: ResourcesSchema.describe(
+      'What its pending replicas will take: room reserved, not yet started.',
+    ),
+    free: ResourcesSchema.describe('capacity - allocated - reserved.'),
+    overcommitted: z.boolean().describe('What runs exceeds the capacity on some dimension (never expected).'),
+    gpu_model: z.string().nullable(),
+    labels: z.record(z.string(), z.string()),
+    state: z.enum(['ready', 'cordoned', 'down']),
+    replicas: z.number(),
+  })
+  .openapi('Node');
+
+export const putNodeRoute = createRoute({
+  middleware: [permits('change-node'), jsonBody(BODY_LIMIT)] as const,
+  method: 'put',
+  path: '/nodes/{name}',
+  tags: ['cluster'],
+  summary: 'Add or update a node (capacity may not drop below what its replicas hold)',
+  request: { params: NameParam, body: jsonRequest(NodeInputSchema) },
+  responses: {
+    200: jsonContent(z.object({ name: z.string() }), 'updated'),
+    201: jsonContent(z.object({ name: z.string() }), 'created'),
+    ...errors(400, 409, 413, 503),
+  },
+});
+
+export const listNodesRoute = createRoute({
+  middleware: [permits('read-cluster')] as const,
+  method: 'get',
+  path: '/nodes',
+  tags: ['cluster'],
+  summary: 'List nodes with what runs, what is reserved and what is free',
+  responses: { 200: jsonContent(z.array(NodeViewSchema)), ...errors(503) },
+});
+
+/** Cordoning and uncordoning: the verb of the path and the state it leaves the node in. */
+export const STATE_CHANGES = [
+  { verb: 'cordon', state: 'cordoned', summary: 'Place no new replica on the node' },
+  { verb: 'uncordon', state: 'ready', summary: 'Place replicas on the node again' },
+] as const;
+
+export const nodeStateRoute = ({ verb, summary }: (typeof STATE_CHANGES)[number]) =>
+  createRoute({
+    middleware: [permits('change-node')] as const,
+    method: 'post',
+    path: `/nodes/{name}/${verb}`,
+    tags: ['cluster'],
+    summary,
+    request: { params: NameParam },
+    responses: {
+      200: jsonContent(z.object({ name: z.string(), state: z.string() })),
+      ...errors(404, 503),
+    },
+  });
+
+export const deleteNodeRoute = createRoute({
+  middleware: [permits('change-node')] as const,
+  method: 'delete',
+  path: '/nodes/{name}',
+  tags: ['cluster'],
+  summary: 'Remove a node that runs no replica',
+  request: { params: NameParam },
+  responses: { 200: jsonContent(z.object({ removed: z.string() })), ...errors(404, 409, 503) },
+});

@@ -1,0 +1,85 @@
+import { z } from '@hono/zod-openapi';
+import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
+import { ResourcesSchema } from './resources.ts';
+
+// What more than one route shares about models: a profile is given (PUT) and shown (GET), a decision is
+// shown with its model and in its history, an owner is given with the spec or on its own, and the
+// summary is the list's row and the start of one model's detail.
+
+/** How deep an engine's own fields may nest: far more than any engine needs, and safe to store. */
+const ENGINE_DEPTH = 32;
+
+/** Whether a JSON value nests deeper than `levels`, looked at level by level so no depth overflows a stack. */
+function nestsDeeperThan(value: unknown, levels: number): boolean {
+  let layer: unknown[] = [value];
+  for (let depth = 0; layer.length > 0; depth++) {
+    if (depth > levels) return true;
+    layer = layer.flatMap((inner) =>
+      typeof inner === 'object' && inner !== null ? Object.values(inner) : [],
+    );
+  }
+  return false;
+}
+
+const EngineSchema = z
+  .looseObject({ kind: z.enum(['vllm', 'llama.cpp', 'sim', 'command']) })
+  .refine((engine) => !nestsDeeperThan(engine, ENGINE_DEPTH), {
+    error: `nests deeper than ${ENGINE_DEPTH} levels`,
+  })
+  .openapi('Engine', { description: "How to start the profile; fields beyond kind are the engine's own" });
+
+export const ProfileSchema = z
+  .strictObject({
+    name: ObjectNameSchema,
+    priority: z.number().int().min(-1000).max(1000).default(0),
+    resources: ResourcesSchema,
+    gpu_model: z.string().min(1).max(63).optional(),
+    default_concurrency: z.number().int().min(1).max(1_000_000).optional(),
+    engine: EngineSchema.optional(),
+  })
+  .openapi('Profile');
+
+export const DecisionSchema = z
+  .object({
+    at: z.string(),
+    action: z.string(),
+    reason: z.string(),
+    replica: z.string().optional(),
+    profile: z.string().optional(),
+    node: z.string().optional(),
+    inputs: z.record(z.string(), z.unknown()),
+  })
+  .openapi('Decision');
+
+/** Sentences about an accepted change that the caller should know of (a limit that stops the model). */
+export const WarningsSchema = z.array(z.string()).optional();
+
+/** An owner as a body gives it: a scope, or "" or null for none (the original API cleared with ""). */
+export const OwnerInputSchema = z.union([ScopeRefSchema, z.literal(''), z.null()]);
+
+/** One model as the list shows it: live figures beside the newest decision, and which is newer. */
+export const ModelSummarySchema = z
+  .object({
+    name: z.string(),
+    owner: z.string().openapi({ description: 'the owner scope key; "" when the model has none' }),
+    owner_name: z.string().nullable(),
+    min_replicas: z.number(),
+    max_replicas: z.number(),
+    target_tokens_per_sec: z.number().optional(),
+    replicas: z.record(z.string(), z.number()),
+    in_flight: z.number().nullable(),
+    load_reported_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'when the newest load report was made (fresh or not); null when never' }),
+    capacity_at_slo: z.number(),
+    status: z.string(),
+    last_decision: DecisionSchema.nullable(),
+    freshness: z.string().nullable().openapi({
+      description:
+        'null when last_decision saw the in_flight shown; else which is newer, e.g. "decided at T, on figures from before the load reported at T2 (it saw no known load, now 11 in flight)"',
+    }),
+  })
+  .openapi('ModelSummary');
+
+export type ModelSummary = z.infer<typeof ModelSummarySchema>;

@@ -1,0 +1,84 @@
+// What `npm test` and `npm run test:unit` run (test/run.ts), and that a unit run starts no service.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { SERVICE_ENV, sharedServices } from '../support/services.ts';
+import { selectTests } from '../support/test-selection.ts';
+import { unitGroups } from '../support/unit-groups.ts';
+
+const FILES = [
+  'test/unit/b.test.ts',
+  'test/integration/api-models.test.ts',
+  'test/unit/workflows/replay.test.ts',
+  'test/unit/policy/decide.test.ts',
+  'test/unit/a.test.ts',
+];
+
+describe('selectTests', () => {
+  const cases: Record<string, { args: string[]; want: string[] }> = {
+    'no argument: every file, sorted': { args: [], want: [...FILES].sort() },
+    'parts of paths take the files that hold one': {
+      args: ['api-models', 'policy/'],
+      want: ['test/integration/api-models.test.ts', 'test/unit/policy/decide.test.ts'],
+    },
+    '!PART leaves out the files that hold it (test:unit without the workflows)': {
+      args: ['test/unit/', '!test/unit/workflows/'],
+      want: ['test/unit/a.test.ts', 'test/unit/b.test.ts', 'test/unit/policy/decide.test.ts'],
+    },
+    '!PART alone leaves out from every file': {
+      args: ['!test/unit/'],
+      want: ['test/integration/api-models.test.ts'],
+    },
+  };
+  for (const [name, c] of Object.entries(cases))
+    it(name, () => assert.deepEqual(selectTests(FILES, c.args), c.want));
+});
+
+describe('unitGroups', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'llmgw-unit-groups-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs the files of each folder beneath test/unit through one entry, first; those in test/unit alone', () => {
+    const files = [
+      'test/unit/a.test.ts',
+      'test/unit/policy/decide.test.ts',
+      'test/unit/policy/view.test.ts',
+      'test/unit/metrics/state.test.ts',
+    ];
+    const given = unitGroups('/repo', files, dir);
+    assert.deepEqual(given, [
+      join(dir, 'test-unit-policy.mjs'),
+      join(dir, 'test-unit-metrics.mjs'),
+      'test/unit/a.test.ts',
+    ]);
+    const url = (file: string) => pathToFileURL(join('/repo', file)).href;
+    assert.equal(
+      readFileSync(given[0], 'utf8'),
+      `import "${url('test/unit/policy/decide.test.ts')}";\nimport "${url('test/unit/policy/view.test.ts')}";\n`,
+    );
+  });
+});
+
+describe('a unit run', () => {
+  it('refuses a test the services, rather than start them', async () => {
+    // Addresses as `npm test` gives them: without the refusal, sharedServices would hand them over.
+    const set = {
+      [SERVICE_ENV.none]: '1',
+      [SERVICE_ENV.database]: 'postgres://nowhere',
+      [SERVICE_ENV.temporal]: 'nowhere:1',
+    };
+    const saved = Object.fromEntries(Object.keys(set).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, set);
+    try {
+      await assert.rejects(sharedServices(), /belongs in test\/integration, not test\/unit/);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+});
