@@ -34,20 +34,27 @@ pip_summary() {
 # The last line a command wrote.
 last_line_summary() { tail -n 1 "$1" | cut -c1-100; }
 
+# new_venv VENV NAME VERSION [INSTEAD]: an empty virtualenv at VENV for NAME, or a line saying what to
+# install (INSTEAD first, when there is another way to the tool) and status 1.
+new_venv() {
+  local venv=$1 name=$2 version=$3 instead=${4:-}
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "$name needs python3 (3.9 or newer) to install: install ${instead}python3, then rerun"
+    return 1
+  fi
+  log "installing $name $version from PyPI into $venv (once per machine)..."
+  rm -rf "$venv"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    log "python3 -m venv failed: install ${instead}Python's venv module (Debian/Ubuntu: apt-get install python3-venv), then rerun"
+    return 1
+  fi
+}
+
 install_st() {
   local venv="$cache/schemathesis-v$schemathesis_version"
   # Marked once whole, so that an install cut short is made again.
   if [ -f "$venv/installed" ]; then echo "$venv/bin/st"; return 0; fi
-  if ! command -v python3 >/dev/null 2>&1; then
-    log "schemathesis needs python3 (3.9 or newer): install it, then rerun"
-    return 1
-  fi
-  log "installing schemathesis $schemathesis_version from PyPI into $venv (once per machine)..."
-  rm -rf "$venv"
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    log "python3 -m venv failed: install Python's venv module (Debian/Ubuntu: apt-get install python3-venv), then rerun"
-    return 1
-  fi
+  new_venv "$venv" schemathesis "$schemathesis_version" || return 1
   with_progress "installing schemathesis" pip_summary \
     "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \
     "schemathesis==$schemathesis_version" || return 1
@@ -80,16 +87,7 @@ install_compose() {
   if type -P docker-compose >/dev/null; then type -P docker-compose; return 0; fi
   local venv="$cache/docker-compose-v$compose_version"
   if [ -f "$venv/installed" ]; then echo "$venv/bin/docker-compose"; return 0; fi
-  if ! command -v python3 >/dev/null 2>&1; then
-    log "docker-compose needs python3 to install: install Debian's docker-compose package or python3, then rerun"
-    return 1
-  fi
-  log "installing docker-compose $compose_version from PyPI into $venv (once per machine)..."
-  rm -rf "$venv"
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    log "python3 -m venv failed: install Debian's docker-compose package, or Python's venv module, then rerun"
-    return 1
-  fi
+  new_venv "$venv" docker-compose "$compose_version" "Debian's docker-compose package, or " || return 1
   local pip=("$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off)
   with_progress "installing docker-compose" pip_summary \
     bash -c '"$@" "cython<3" wheel setuptools && "$@" --no-build-isolation "pyyaml==5.4.1" && "$@" "docker-compose==$0"' \
