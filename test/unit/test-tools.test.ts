@@ -27,7 +27,10 @@ describe('the tools the tests run besides node', () => {
     assert.equal(run.status, 1);
     assert.match(run.stderr, /test-tools: schemathesis needs python3/);
     assert.match(run.stderr, /test-tools: could not install promtool: install /);
-    assert.match(run.stderr, /test-tools: docker-compose needs python3 \(3.9 or newer\) to install: install Debian.s docker-compose package, or python3/);
+    assert.match(
+      run.stderr,
+      /test-tools: docker-compose needs python3 \(3.9 or newer\) to install: install Debian.s docker-compose package, or python3/,
+    );
     assert.match(
       run.stderr,
       /test-tools: Temporal's test server needs java \(8 or newer\) and mvn to install/,
