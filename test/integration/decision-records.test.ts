@@ -14,28 +14,18 @@ import { putLoadReport } from '../../src/store/load.ts';
 import { putModel } from '../../src/store/models.ts';
 import { putNode } from '../../src/store/nodes.ts';
 import { readQuotaPolicy } from '../../src/store/snapshot.ts';
+import { decision } from '../support/decisions.ts';
 import { stopOwnServices } from '../support/services.ts';
 import { freshStore, idleReconcilers } from '../support/stack.ts';
 
 const noRoom: Pending = { code: 'no_room', profile: 'one', needs: { gpus: 1 } };
 const backoff: Pending = { code: 'backoff', profile: 'one' };
-const waiting = (model: string, pending?: Pending[]): Decision => ({
-  model,
-  action: 'none',
-  reason: 'scale up: 1 in flight and no replica',
-  ...(pending ? { pending } : {}),
-  rejected: [],
-  inputs: {
-    in_flight: 1,
-    capacity_at_slo: 0,
-    replicas: 0,
-    min_replicas: 0,
-    max_replicas: 2,
-    tokens_per_sec: 0,
-    quotas: [],
-  },
-  memory: { scaleDownSince: null },
-});
+const waiting = (model: string, pending?: Pending[]): Decision =>
+  decision(model, {
+    reason: 'scale up: 1 in flight and no replica',
+    ...(pending ? { pending } : {}),
+    inputs: { ...decision(model).inputs, in_flight: 1 },
+  });
 
 describe('decisions with codes in the store', () => {
   let sql: Sql;

@@ -3,33 +3,13 @@
 import type { PassPlan } from '../../../src/activities/index.ts';
 import type { Activities } from '../../../src/activities/types.ts';
 import type { Decision } from '../../../src/domain/decision.ts';
+import { decision } from '../../support/decisions.ts';
 
 export const MINUTE_MS = 60_000;
 
 type Input<K extends keyof Activities> = Parameters<Activities[K]>[0];
 /** Every call of each activity: its input, and when it came in the test server's (skipped) time. */
 export type Calls = { [K in keyof Activities]: (Input<K> & { at: number })[] };
-
-/** A decision of `model` with nothing to do, changed by `fields`. */
-export function decision(model: string, fields: Partial<Decision> = {}): Decision {
-  return {
-    model,
-    action: 'none',
-    reason: 'nothing to do',
-    rejected: [],
-    inputs: {
-      in_flight: 0,
-      capacity_at_slo: 0,
-      replicas: 0,
-      min_replicas: 0,
-      max_replicas: 2,
-      tokens_per_sec: 0,
-      quotas: [],
-    },
-    memory: { scaleDownSince: null },
-    ...fields,
-  };
-}
 
 /** A pass's plan around `planned`, resyncing in an hour unless `fields` say otherwise. */
 export function plan(planned: Decision, fields: Partial<PassPlan> = {}): PassPlan {

@@ -20,8 +20,9 @@ import { registration } from '../../../src/reconcilers/search-attribute-check.ts
 import { deletedSignal, reconcilerId, stateQuery, wakeSignals } from '../../../src/workflows/messages.ts';
 import type { ReconcileInput, reconcileModel } from '../../../src/workflows/reconcile-model.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../../src/workflows/search-attributes.ts';
+import { decision } from '../../support/decisions.ts';
 import { testTool } from '../../support/test-tools.ts';
-import { type Calls, decision, fakeActivities, gate, MINUTE_MS, plan } from './fake-activities.ts';
+import { type Calls, fakeActivities, gate, MINUTE_MS, plan } from './fake-activities.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../../../src/workflows/index.ts', import.meta.url));
 type Reconciler = WorkflowHandleWithFirstExecutionRunId<typeof reconcileModel>;
