@@ -4,7 +4,7 @@ import type { Snapshot } from '../domain/snapshot.ts';
 import { limitSentence } from './explain.ts';
 import { protection } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
-import { orderProfiles } from './profiles.ts';
+import { nextProfile } from './profiles.ts';
 import { buildView, type View, viewOf } from './view.ts';
 
 export interface QuotaPreview {
@@ -34,7 +34,7 @@ export function previewQuota(input: Snapshot | View, quota: Quota): QuotaPreview
   const blocked: QuotaPreview['blocked_models'] = [];
   for (const model of after.models.values()) {
     if (!after.chain(model.owner).includes(quota.scope)) continue;
-    const next = orderProfiles(model, after.measurementsOf(model.name))[0];
+    const next = nextProfile(model, after.measurementsOf(model.name));
     if (!next || blockingLimit(before, model.owner, next.resources)) continue;
     const block = blockingLimit(after, model.owner, next.resources);
     if (block) blocked.push({ model: model.name, why: limitSentence(after, block, next.resources) });
