@@ -50,12 +50,18 @@ export function isUnstorableText(error: unknown): boolean {
 }
 
 export function connect(url: string, options: { max?: number } = {}): Sql {
-  return postgres(url, {
+  const settings = {
     max: options.max ?? 10,
     connect_timeout: 5,
     idle_timeout: 30,
     onnotice: () => {},
-  });
+    // postgres.js 3.4.9 skips reserving a transaction's connection when its BEGIN is the query that fills
+    // a connection's pipeline (porsager/postgres#1189): sql.begin then fails with UNSAFE_TRANSACTION.
+    // The default of 100 was reached by 50 model creations at once; this keeps the boundary far away
+    // (an option the driver reads, though its types leave it out).
+    max_pipeline: 1000,
+  };
+  return postgres(url, settings);
 }
 
 /** Runs a store call and turns a lost connection into StoreUnavailable. */
