@@ -57,8 +57,9 @@ export function connect(url: string, options: { max?: number } = {}): Sql {
     onnotice: () => {},
     // postgres.js 3.4.9 skips reserving a transaction's connection when its BEGIN is the query that fills
     // a connection's pipeline (porsager/postgres#1189): sql.begin then fails with UNSAFE_TRANSACTION.
-    // The default of 100 was reached by 50 model creations at once; this keeps the boundary far away
-    // (an option the driver reads, though its types leave it out).
+    // A CI run saw that error once, with 50 models created at once; whether the pipeline boundary of 100
+    // was the path is not reproduced. A deeper pipeline makes that path rarer (the driver reads this
+    // option, though its types leave it out).
     max_pipeline: 1000,
   };
   return postgres(url, settings);
