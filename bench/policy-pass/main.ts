@@ -1,6 +1,7 @@
 // One full decision pass (every model's decision plus the per-scope figures) on a large snapshot:
 // the 1,213 GPU nodes of the Alibaba 2023 trace, 300 scopes, 1,000 models, 5,000 replicas, load for
-// every model. Timed at 1/8, 1/4, 1/2 and the full size to show how a pass grows.
+// every model. Timed at 1/8, 1/4, 1/2 and the full size to show how a pass grows, with preemption off
+// and on.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -225,21 +226,43 @@ const MEMORY = { ...EMPTY_MEMORY, scaleDownSince: NOW - DEFAULT_POLICY_SETTINGS.
 /** A pass as a worker makes it: one view shared by every model's decision and the scope figures. */
 function pass(snapshot: Snapshot) {
   const view = buildView(snapshot);
-  const actions: Record<DecisionAction, number> = { place: 0, reclaim: 0, remove: 0, none: 0 };
+  const actions: Record<DecisionAction, number> = { place: 0, reclaim: 0, preempt: 0, remove: 0, none: 0 };
   for (const model of snapshot.models) actions[decideModel(view, model.name, MEMORY).action]++;
   scopeFigures(view);
   return actions;
 }
 
+/**
+ * The snapshot with preemption off (every quota says "never", as before it existed) or on (the
+ * default), models then drawing priorities 0-2 from a PRNG of their own, so the snapshot is the same.
+ */
+function withPreemption(snapshot: Snapshot, on: boolean): Snapshot {
+  if (!on) {
+    const scopes = snapshot.scopes.map((s) => s.key);
+    const quotas = new Map(snapshot.quotas.map((q) => [q.scope, q]));
+    return {
+      ...snapshot,
+      quotas: scopes.map((scope) => ({ ...(quotas.get(scope) ?? { scope }), preemption: 'never' as const })),
+    };
+  }
+  const rand = prng(7);
+  return {
+    ...snapshot,
+    models: snapshot.models.map((m) => ({ ...m, priority: rand.pick([0, 0, 0, 1, 2]) })),
+  };
+}
+
 const allNodes = readNodes();
 const rows: {
   size: string;
+  preemption: 'off' | 'on';
   nodes: number;
   scopes: number;
   models: number;
   replicas: number;
   ms: number;
   actions: string;
+  preempts: number;
 }[] = [];
 for (const [size, fraction] of [
   ['1/8', 1 / 8],
@@ -247,45 +270,56 @@ for (const [size, fraction] of [
   ['1/2', 1 / 2],
   ['1', 1],
 ] as const) {
-  const snapshot = buildSnapshot(fraction, allNodes);
-  const actions = pass(snapshot); // the mix of decisions
-  for (let i = 1; i < WARM_UP; i++) pass(snapshot);
-  const times: number[] = [];
-  for (let i = 0; i < PASSES; i++) {
-    const start = performance.now();
-    pass(snapshot);
-    times.push(performance.now() - start);
+  const built = buildSnapshot(fraction, allNodes);
+  for (const preemption of ['off', 'on'] as const) {
+    const snapshot = withPreemption(built, preemption === 'on');
+    const actions = pass(snapshot); // the mix of decisions
+    for (let i = 1; i < WARM_UP; i++) pass(snapshot);
+    const times: number[] = [];
+    for (let i = 0; i < PASSES; i++) {
+      const start = performance.now();
+      pass(snapshot);
+      times.push(performance.now() - start);
+    }
+    rows.push({
+      size,
+      preemption,
+      nodes: snapshot.nodes.length,
+      scopes: snapshot.scopes.length,
+      models: snapshot.models.length,
+      replicas: snapshot.replicas.length,
+      // The fastest pass: the least disturbed by whatever else the machine runs, so runs compare.
+      ms: Math.min(...times),
+      actions: Object.entries(actions)
+        .map(([action, n]) => `${action} ${n}`)
+        .join(', '),
+      preempts: actions.preempt,
+    });
   }
-  rows.push({
-    size,
-    nodes: snapshot.nodes.length,
-    scopes: snapshot.scopes.length,
-    models: snapshot.models.length,
-    replicas: snapshot.replicas.length,
-    // The fastest pass: the least disturbed by whatever else the machine runs, so runs compare.
-    ms: Math.min(...times),
-    actions: Object.entries(actions)
-      .map(([action, n]) => `${action} ${n}`)
-      .join(', '),
-  });
 }
 
 const pad = (value: string | number, width: number) => String(value).padStart(width);
 console.log(`policy pass: fastest of ${PASSES} passes (view + every model's decision + scope figures)`);
 console.log(
-  `${pad('size', 5)} ${pad('nodes', 6)} ${pad('scopes', 6)} ${pad('models', 6)} ${pad('replicas', 8)} ${pad('ms/pass', 9)} ${pad('ms/decision', 11)}  decisions`,
+  `${pad('size', 5)} ${pad('preempt', 7)} ${pad('nodes', 6)} ${pad('scopes', 6)} ${pad('models', 6)} ${pad('replicas', 8)} ${pad('ms/pass', 9)} ${pad('ms/decision', 11)}  decisions`,
 );
 for (const r of rows) {
   console.log(
-    `${pad(r.size, 5)} ${pad(r.nodes, 6)} ${pad(r.scopes, 6)} ${pad(r.models, 6)} ${pad(r.replicas, 8)} ` +
+    `${pad(r.size, 5)} ${pad(r.preemption, 7)} ${pad(r.nodes, 6)} ${pad(r.scopes, 6)} ${pad(r.models, 6)} ${pad(r.replicas, 8)} ` +
       `${pad(r.ms.toFixed(1), 9)} ${pad((r.ms / r.models).toFixed(3), 11)}  ${r.actions}`,
   );
 }
-const full = rows.at(-1)!;
+const off = rows.filter((r) => r.preemption === 'off');
+const on = rows.filter((r) => r.preemption === 'on');
 // How time grows with size: log(t_full / t_eighth) / log 8; 1 is linear, 2 quadratic.
-const growth = Math.log(full.ms / rows[0].ms) / Math.log(8);
-console.log(`growth exponent from 1/8 to full size: ${growth.toFixed(2)} (1 = linear)`);
+const growth = (list: typeof rows) => Math.log(list.at(-1)!.ms / list[0].ms) / Math.log(8);
+console.log(
+  `growth exponent from 1/8 to full size: ${growth(off).toFixed(2)} without preemption, ${growth(on).toFixed(2)} with (1 = linear)`,
+);
+const full = off.at(-1)!;
+const fullOn = on.at(-1)!;
 console.log(
   `RESULT policy-pass models=${full.models} replicas=${full.replicas} nodes=${full.nodes} scopes=${full.scopes} ` +
-    `ms_per_pass=${full.ms.toFixed(1)} ms_per_decision=${(full.ms / full.models).toFixed(3)} growth=${growth.toFixed(2)}`,
+    `ms_per_pass=${full.ms.toFixed(1)} ms_per_decision=${(full.ms / full.models).toFixed(3)} growth=${growth(off).toFixed(2)} ` +
+    `ms_per_pass_preempting=${fullOn.ms.toFixed(1)} preempts=${fullOn.preempts} growth_preempting=${growth(on).toFixed(2)}`,
 );

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ClusterDriver } from '../cluster/driver.ts';
 import type { Config } from '../config.ts';
-import type { Decision } from '../domain/decision.ts';
+import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
@@ -26,8 +26,8 @@ export interface ActivityDeps {
   now?: () => number;
   /** Called with every decision planned, and how long its pass took (metrics). */
   onDecision?: (decision: Decision, passSeconds: number) => void;
-  /** Called when a reclaim was reserved: its victims drain (metrics). */
-  onReclaim?: (decision: Decision) => void;
+  /** Called when a reclaim or preemption was reserved: its victims drain (metrics). */
+  onVictims?: (decision: Decision) => void;
 }
 
 export interface PassPlan {
@@ -123,14 +123,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Commits a place or reclaim decision (one transaction). A refusal is a normal answer, with the
+     * Commits a place, reclaim or preempt decision (one transaction). A refusal is a normal answer, with the
      * decision to record in its place.
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
     }): Promise<{ reserved: true } | { reserved: false; why: string; decision: Decision }> {
-      if (input.decision.action !== 'place' && input.decision.action !== 'reclaim') {
+      if (!RESERVING_ACTIONS.includes(input.decision.action)) {
         throw ApplicationFailure.nonRetryable(
           `cannot reserve for a ${input.decision.action} decision`,
           'BadInput',
@@ -142,7 +142,7 @@ export function createActivities(deps: ActivityDeps) {
       if (!reservation.reserved) {
         return { ...reservation, decision: refusedDecision(input.decision, reservation.why) };
       }
-      if (input.decision.action === 'reclaim') deps.onReclaim?.(input.decision);
+      if (input.decision.victims?.length) deps.onVictims?.(input.decision);
       for (const victim of input.decision.victims ?? []) {
         const replica = await getReplica(sql, victim.replica);
         if (replica?.state === 'draining') await driver.drain(replica);

@@ -31,4 +31,9 @@ export interface Replica {
   created_at: number;
   /** Where it serves (its engine's base URL), once its driver knows. */
   endpoint?: string | null;
+  /**
+   * The model a draining replica was preempted for: that model's reconciler is woken when it stops,
+   * its reserved replica starts only then, and it counts the room as its own meanwhile.
+   */
+  preempted_for?: string | null;
 }

@@ -4,10 +4,36 @@ import type { ScopeKey } from './scope.ts';
 /**
  * - place: start a new replica of `profile` on `node`.
  * - reclaim: drain `victims` (borrowed replicas) and reserve the room on `node` for a new replica of `profile`.
+ * - preempt: drain `victims` (replicas of a strictly lower claim) and reserve the room on `node` for a
+ *   new replica of `profile`, which starts once they have stopped; `preempt_limit` names the scope
+ *   whose limit blocked it (absent when missing room did).
  * - remove: drain and stop `replica` (scale down).
  * - none: nothing to do (or nothing possible: then `pending` says why).
  */
-export type DecisionAction = 'place' | 'reclaim' | 'remove' | 'none';
+export type DecisionAction = 'place' | 'reclaim' | 'preempt' | 'remove' | 'none';
+
+/** Actions that reserve under the lock (a replica, victims, or both) before anything else happens. */
+export const RESERVING_ACTIONS: readonly DecisionAction[] = ['place', 'reclaim', 'preempt'];
+
+/**
+ * Tier of a model's k-th serving replica (oldest first): floor while k <= min_replicas, demand while
+ * its load, target throughput or min needs it, surplus otherwise.
+ */
+export const TIERS = ['surplus', 'demand', 'floor'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/**
+ * What a replica may keep against other models (POLICY.md "Priority and fair sharing among models"):
+ * compared by model priority, then tier, then (in the floor tier) `k`, the lower the stronger.
+ */
+export interface Claim {
+  priority: number;
+  tier: Tier;
+  /** The replica's place among its model's serving replicas, oldest first (1-based). */
+  k: number;
+  /** The model's min_replicas, which the floor tier counts against ("floor 1 of 2"). */
+  of: number;
+}
 
 export interface Victim {
   replica: string;
@@ -15,6 +41,8 @@ export interface Victim {
   owner: ScopeKey | null;
   node: string;
   resources: Resources;
+  /** Its claim when it was preempted (absent for a reclaim). */
+  claim?: Claim;
 }
 
 /** Why a profile was passed over in this pass. */
@@ -31,12 +59,15 @@ export interface ProfileRejection {
  * - backoff: the profile is backed off after failed starts;
  * - unmeasured: only a target throughput asks, and the profile is not measured;
  * - slo_unmet: the profile was measured as unable to meet its SLO;
+ * - preempted: replicas preempted for the model still drain: its replica of `profile` waits for them
+ *   (under the limit of `scope`, when one stops it);
  * - max_replicas: the model runs its maximum;
  * - no_profile: the model has none.
  */
 export type Pending =
   | { code: 'no_room'; profile: string; needs: Resources }
   | { code: 'limit'; profile: string; scope: ScopeKey; scope_label: string; resource: Dimension }
+  | { code: 'preempted'; profile: string; replicas: number; scope?: ScopeKey; scope_label?: string }
   | { code: 'backoff' | 'unmeasured' | 'slo_unmet'; profile: string }
   | { code: 'max_replicas'; max_replicas: number }
   | { code: 'no_profile' };
@@ -49,6 +80,7 @@ const CODES: Record<PendingCode, true> = {
   backoff: true,
   unmeasured: true,
   slo_unmet: true,
+  preempted: true,
   max_replicas: true,
   no_profile: true,
 };
@@ -88,10 +120,14 @@ export interface Decision {
   resources?: Resources;
   /** The replica to take back (remove). */
   replica?: string;
-  /** Borrowed replicas to drain (reclaim). */
+  /** Replicas to drain: borrowed ones (reclaim), or ones of a strictly lower claim (preempt). */
   victims?: Victim[];
   /** The scope within whose guarantee the reclaim happens (reclaim). */
   reclaim_for?: ScopeKey;
+  /** The scope whose limit the preemption makes room under (absent when it makes room on a node). */
+  preempt_limit?: ScopeKey;
+  /** The claim of the new replica the preemption is for (preempt). */
+  claim?: Claim;
   rejected: ProfileRejection[];
   inputs: DecisionInputs;
   /** The model's memory after this decision. */

@@ -3,7 +3,7 @@
  * - new: no decision yet;
  * - pending: its newest decision waits for something (room, a limit, max_replicas...);
  * - steady: its newest decision had nothing to do;
- * - scaling: its newest decision placed, reclaimed or removed a replica;
+ * - scaling: its newest decision placed, reclaimed, preempted or removed a replica;
  * - deleting: it was deleted and its replicas drain.
  */
 export type ModelStatus = 'new' | 'pending' | 'steady' | 'scaling' | 'deleting';

@@ -17,6 +17,11 @@ export interface Profile {
 export interface Model {
   name: string;
   owner: ScopeKey | null;
+  /**
+   * The model's priority among models competing for one limit or node (POLICY.md "Priority and fair
+   * sharing among models"); absent means 0. Not a profile's priority.
+   */
+  priority?: number;
   min_replicas: number;
   max_replicas: number;
   target_tokens_per_sec?: number;

@@ -1,9 +1,18 @@
 import type { Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 
+/**
+ * Whether the models under a scope may preempt replicas of a strictly lower claim when a limit or
+ * missing room blocks them ('lower-claim', the default), or wait ('never').
+ */
+export const PREEMPTION_SETTINGS = ['never', 'lower-claim'] as const;
+export type Preemption = (typeof PREEMPTION_SETTINGS)[number];
+
 /** Guaranteed and limited capacity of one scope; either may be absent. */
 export interface Quota {
   scope: ScopeKey;
   guarantee?: Resources;
   limit?: Resources;
+  /** Absent means 'lower-claim'. */
+  preemption?: Preemption;
 }

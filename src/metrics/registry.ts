@@ -37,6 +37,12 @@ export function createMetrics(registry = new Registry()) {
       labelNames: ['from_scope', 'for_scope'] as const,
       registers,
     }),
+    preemptions: new Counter({
+      name: 'llmgw_preemptions_total',
+      help: 'Replicas preempted for a replica of a higher claim, by the scope that owned them and the tier they were in.',
+      labelNames: ['from_scope', 'tier'] as const,
+      registers,
+    }),
     reconcilersRestarted: new Counter({
       name: 'llmgw_reconcilers_restarted_total',
       help: "Reconcilers the worker's periodic check found not running for a model that exists, and started again.",

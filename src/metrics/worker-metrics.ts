@@ -7,17 +7,21 @@ type Activity = (...args: never[]) => Promise<unknown>;
 
 /** How the worker feeds the metrics: hooks for the activities, the policy cache and the reconciler check, and store failures. */
 export function workerMetrics(metrics: Metrics = processMetrics) {
-  const activityHooks: Required<Pick<ActivityDeps, 'onDecision' | 'onReclaim'>> = {
+  const activityHooks: Required<Pick<ActivityDeps, 'onDecision' | 'onVictims'>> = {
     onDecision: (decision, passSeconds) => {
       metrics.decisions.inc({ model: decision.model, action: decision.action });
       metrics.passSeconds.observe(passSeconds);
     },
-    onReclaim: (decision) => {
+    onVictims: (decision) => {
       for (const victim of decision.victims ?? []) {
-        metrics.reclaims.inc({
-          from_scope: victim.owner ?? 'none',
-          for_scope: decision.reclaim_for ?? 'none',
-        });
+        if (decision.action === 'preempt') {
+          metrics.preemptions.inc({ from_scope: victim.owner ?? 'none', tier: victim.claim?.tier ?? 'unknown' });
+        } else {
+          metrics.reclaims.inc({
+            from_scope: victim.owner ?? 'none',
+            for_scope: decision.reclaim_for ?? 'none',
+          });
+        }
       }
     },
   };

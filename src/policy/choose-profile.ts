@@ -1,10 +1,12 @@
-import type { Pending, ProfileRejection } from '../domain/decision.ts';
+import type { Claim, Pending, ProfileRejection } from '../domain/decision.ts';
 import type { Measurement, Model, Profile } from '../domain/model.ts';
+import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { cannotMeetSloWhy, limitSentence, pendingPhrase } from './explain.ts';
-import { blockingLimit } from './limits.ts';
+import { type BlockingLimit, blockingLimit } from './limits.ts';
 import { pickNode } from './placement.ts';
+import { blockingRooms, drainingFor, mayPreempt, type PreemptionPlan, planPreemption } from './preempt.ts';
 import { cannotMeetSlo } from './profiles.ts';
 import { planReclaim, type ReclaimPlan, reclaimingScope } from './reclaim.ts';
 import type { View } from './view.ts';
@@ -12,6 +14,7 @@ import type { View } from './view.ts';
 export type ProfileChoice =
   | { action: 'place'; profile: Profile; node: string; rejected: ProfileRejection[] }
   | { action: 'reclaim'; profile: Profile; plan: ReclaimPlan; rejected: ProfileRejection[] }
+  | { action: 'preempt'; profile: Profile; plan: PreemptionPlan; rejected: ProfileRejection[] }
   /** `pending` says why none fitted: what each profile waits for, or that there is none. */
   | { action: 'none'; pending: Pending[]; rejected: ProfileRejection[] };
 
@@ -21,12 +24,14 @@ interface Rejection extends ProfileRejection {
 }
 
 /**
- * Where the model's next replica goes (POLICY.md "Choosing a profile"). For each profile in trial
- * order: a profile measured as unable to meet its SLO is skipped (it would add no capacity, so any
- * load would scale it to max_replicas); a backed-off profile is skipped; a limit on the chain that
- * blocks it sends on to the next; a node with room takes it; with no room, an owner within its
- * guarantee reclaims for it (before trying the next profile: a guarantee means the owner gets its
- * preferred profile); else the next.
+ * Where the model's next replica goes (POLICY.md "Choosing a profile" and "Priority and fair sharing
+ * among models"). For each profile in trial order: a profile measured as unable to meet its SLO is
+ * skipped (it would add no capacity, so any load would scale it to max_replicas); a backed-off profile
+ * is skipped; a limit on the chain that blocks it is met by preempting replicas of a lower claim than
+ * `claim` under the limiting scope, else sends on to the next; a node with room takes it; with no room,
+ * an owner within its guarantee reclaims for it (before trying the next profile: a guarantee means the
+ * owner gets its preferred profile); else it preempts replicas of a lower claim on one node; else the
+ * next. A quota that says "never" on the owner's chain turns preemption off.
  * `measuredOnly` skips unmeasured profiles when only a target throughput asks for the replica: they
  * add no known throughput, so adding them could never meet the target.
  */
@@ -36,20 +41,37 @@ export function chooseProfile(
   profiles: readonly Profile[],
   memory: ModelMemory,
   measuredOnly: boolean,
+  claim: Claim,
 ): ProfileChoice {
   const rejections: Rejection[] = [];
   const measurements = view.measurementsOf(model.name);
+  const preempting = mayPreempt(view, model.owner);
   for (const profile of profiles) {
-    const rejection = rejectionOf(view, model, profile, memory, measurements.get(profile.name), measuredOnly);
+    const rejection = rejectionOf(view, profile, memory, measurements.get(profile.name), measuredOnly);
     if (rejection) {
       rejections.push(rejection);
       continue;
     }
     const rejected = rejections.map(({ profile, why }) => ({ profile, why }));
+    const block = blockingLimit(view, model.owner, profile.resources);
+    if (block) {
+      const waiting = waitingForPreempted(view, model, profile, block.scope);
+      if (waiting) {
+        // Room preempted for this profile is on its way: taking another profile would waste it.
+        rejections.push(waiting);
+        break;
+      }
+      const plan = preempting && planPreemption(view, model, profile, claim);
+      if (plan) return { action: 'preempt', profile, plan, rejected };
+      rejections.push(limited(view, profile, block));
+      continue;
+    }
     const node = pickNode(view, profile);
     if (node) return { action: 'place', profile, node, rejected };
-    const plan = planReclaim(view, model, profile);
-    if (plan) return { action: 'reclaim', profile, plan, rejected };
+    const reclaim = planReclaim(view, model, profile, claim);
+    if (reclaim) return { action: 'reclaim', profile, plan: reclaim, rejected };
+    const plan = preempting && planPreemption(view, model, profile, claim);
+    if (plan) return { action: 'preempt', profile, plan, rejected };
     rejections.push(noRoom(view, model, profile));
   }
   return {
@@ -59,10 +81,9 @@ export function chooseProfile(
   };
 }
 
-/** Why the profile is not even tried on the nodes, or null when it may be. */
+/** Why the profile is not even tried against limits and nodes, or null when it may be. */
 function rejectionOf(
   view: View,
-  model: Model,
   profile: Profile,
   memory: ModelMemory,
   measurement: Measurement | undefined,
@@ -91,21 +112,37 @@ function rejectionOf(
       pending: { code: 'unmeasured', profile: profile.name },
     };
   }
-  const block = blockingLimit(view, model.owner, profile.resources);
-  if (block) {
-    return {
-      profile: profile.name,
-      why: limitSentence(view, block, profile.resources),
-      pending: {
-        code: 'limit',
-        profile: profile.name,
-        scope: block.scope,
-        scope_label: scopeLabel(view.scopes, block.scope),
-        resource: block.dimension,
-      },
-    };
-  }
   return null;
+}
+
+/** A limit stops the profile, and nothing of a lower claim may be preempted for it. */
+const limited = (view: View, profile: Profile, block: BlockingLimit): Rejection => ({
+  profile: profile.name,
+  why: limitSentence(view, block, profile.resources),
+  pending: {
+    code: 'limit',
+    profile: profile.name,
+    scope: block.scope,
+    scope_label: scopeLabel(view.scopes, block.scope),
+    resource: block.dimension,
+  },
+});
+
+/**
+ * The limit of `scope` stops the profile only until replicas preempted for the model have stopped:
+ * it waits for them rather than preempting more.
+ */
+function waitingForPreempted(view: View, model: Model, profile: Profile, scope: ScopeKey): Rejection | null {
+  const draining = drainingFor(view, model, scope);
+  if (draining.length === 0 || blockingRooms(view, model, profile.resources).size > 0) return null;
+  const pending: Pending = {
+    code: 'preempted',
+    profile: profile.name,
+    scope,
+    scope_label: scopeLabel(view.scopes, scope),
+    replicas: draining.length,
+  };
+  return { profile: profile.name, why: pendingPhrase(pending), pending };
 }
 
 function noRoom(view: View, model: Model, profile: Profile): Rejection {

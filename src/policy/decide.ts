@@ -4,10 +4,19 @@ import type { Model } from '../domain/model.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
 import { chooseProfile } from './choose-profile.ts';
-import { inFlight, pendingSentence, quotaStanding, replicas, standing } from './explain.ts';
+import { nextClaim } from './claims.ts';
+import {
+  inFlight,
+  pendingSentence,
+  preemptedSentence,
+  quotaStanding,
+  replicas,
+  standing,
+} from './explain.ts';
 import { holdsOf } from './holdings.ts';
 import { type LoadReading, loadOf } from './load.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
+import { preemptedFor } from './preempt.ts';
 import { formatNumber } from './resources.ts';
 import { removable, removalOrder } from './scale-down.ts';
 import { type UpTrigger, upTrigger } from './scaling.ts';
@@ -70,7 +79,8 @@ function addReplica(
   if (figures.serving.length >= model.max_replicas) {
     return pendingOn(common, up, [{ code: 'max_replicas', max_replicas: model.max_replicas }]);
   }
-  const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly);
+  const claim = nextClaim(model, figures.serving.length);
+  const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly, claim);
   const { rejected } = choice;
   if (choice.action === 'none') return pendingOn({ ...common, rejected }, up, choice.pending);
   const { profile } = choice;
@@ -79,6 +89,18 @@ function addReplica(
     const where = quotaStanding(view, model.owner, profile.resources);
     const reason = `${up.why}; placed ${profile.name} on ${choice.node}${where ? ` (${where})` : ''}`;
     return { ...placed, action: 'place', node: choice.node, reason };
+  }
+  if (choice.action === 'preempt') {
+    const { plan } = choice;
+    return {
+      ...placed,
+      action: 'preempt',
+      node: plan.node,
+      ...(plan.limit && { preempt_limit: plan.limit }),
+      victims: plan.victims,
+      claim: plan.claim,
+      reason: `${up.why}; ${preemptedSentence(view, model, profile.name, plan)}`,
+    };
   }
   const { plan } = choice;
   const taken =
@@ -109,6 +131,13 @@ function scaleDown(
   common: Common,
 ): Decision {
   const steady = `steady: ${inFlight(load)} <= ${serving(figures)}`;
+  const preempted = preemptedFor(view, model);
+  if (preempted.length > 0 && figures.settling.length > 0) {
+    const pending: Pending[] = [
+      { code: 'preempted', profile: figures.settling[0].profile, replicas: preempted.length },
+    ];
+    return { ...common, action: 'none', pending, reason: `${steady}; pending: ${pendingSentence(pending)}` };
+  }
   if (figures.settling.length > 0) {
     const settling = `${replicas(figures.settling.length)} pending or starting`;
     return { ...common, action: 'none', reason: `${steady}; no scale-down while ${settling}` };

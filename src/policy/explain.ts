@@ -1,4 +1,5 @@
-import type { Pending } from '../domain/decision.ts';
+import type { Claim, Pending, Victim } from '../domain/decision.ts';
+import type { Model } from '../domain/model.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
@@ -36,6 +37,8 @@ export function pendingPhrase(pending: Pending): string {
       return `${pending.profile} is not measured`;
     case 'slo_unmet':
       return `${pending.profile} cannot meet its SLO`;
+    case 'preempted':
+      return `${pending.profile} waits for ${replicas(pending.replicas)} preempted for it${pending.scope_label ? ` under ${pending.scope_label}` : ''} to stop`;
     case 'max_replicas':
       return `max_replicas ${pending.max_replicas} reached`;
     case 'no_profile':
@@ -88,3 +91,40 @@ export const RECLAIMED = 'reclaimed';
 /** That note: "reclaimed for team Acme / ml (team:ID): replica r1 on gpu-1 drains so that chat can run". */
 export const reclaimedNote = (forScope: string, replica: string, node: string, forModel: string): string =>
   `reclaimed for ${forScope}: replica ${replica} on ${node} drains so that ${forModel} can run`;
+
+/** A claim in words: "priority 0, floor 1 of 2", "priority 3, surplus". */
+export const claimPhrase = (claim: Claim): string =>
+  `priority ${claim.priority}, ${claim.tier === 'floor' ? `floor ${claim.k} of ${claim.of}` : claim.tier}`;
+
+/** "chat-1a2b (priority 0, surplus)": a victim of a preemption and its claim. */
+export const victimPhrase = (victim: Pick<Victim, 'replica' | 'claim'>): string =>
+  `${victim.replica}${victim.claim ? ` (${claimPhrase(victim.claim)})` : ''}`;
+
+/** The action of the note a preempted replica leaves in its model's history. */
+export const PREEMPTED = 'preempted';
+
+/** That note: "preempted for code (priority 0, floor 1 of 2): replica chat-1a2b (priority 0, surplus) on g0 drains". */
+export const preemptedNote = (
+  forModel: string,
+  claim: Claim | undefined,
+  victim: Pick<Victim, 'replica' | 'node' | 'claim'>,
+): string =>
+  `preempted for ${forModel}${claim ? ` (${claimPhrase(claim)})` : ''}: replica ${victimPhrase(victim)} on ${victim.node} drains`;
+
+/**
+ * What a preemption did, for the decision's sentence: "preempted chat-1a2b (priority 0, surplus) for
+ * code (priority 0, floor 1 of 2) under the limit of team Big / serve; h100 reserved on g0 starts once
+ * it has stopped" (or "on g0" for missing room).
+ */
+export function preemptedSentence(
+  view: View,
+  model: Model,
+  profile: string,
+  plan: { node: string; limit: ScopeKey | null; claim: Claim; victims: readonly Victim[] },
+): string {
+  const victims = listing(plan.victims.map(victimPhrase));
+  const forWhom = `for ${model.name} (${claimPhrase(plan.claim)})`;
+  const where = plan.limit ? `under the limit of ${scopeLabel(view.scopes, plan.limit)}` : `on ${plan.node}`;
+  const stopped = plan.victims.length === 1 ? 'it has' : 'they have';
+  return `preempted ${victims} ${forWhom} ${where}; ${profile} reserved on ${plan.node} starts once ${stopped} stopped`;
+}

@@ -18,9 +18,5 @@ export const holdings: (view: View) => Map<ScopeKey, Resources> = perView((view)
   return holds;
 });
 
-/** holds(S) from the view, or from the figures a simulation keeps (sizing). */
-export const holdsOf = (
-  view: View,
-  scope: ScopeKey,
-  override?: ReadonlyMap<ScopeKey, Resources>,
-): Resources => (override ?? holdings(view)).get(scope) ?? zero();
+/** holds(S). */
+export const holdsOf = (view: View, scope: ScopeKey): Resources => holdings(view).get(scope) ?? zero();

@@ -16,19 +16,13 @@ export interface BlockingLimit {
 
 /**
  * The nearest scope on the owner's chain whose limit a new replica of resources `r` would pass
- * (`holds(S) + r > L(S)` on a dimension L sets), or null when it may start. `holdsOverride`
- * replaces the view's figures when a caller simulates placements (sizing).
+ * (`holds(S) + r > L(S)` on a dimension L sets), or null when it may start.
  */
-export function blockingLimit(
-  view: View,
-  owner: ScopeKey | null,
-  r: Resources,
-  holdsOverride?: ReadonlyMap<ScopeKey, Resources>,
-): BlockingLimit | null {
+export function blockingLimit(view: View, owner: ScopeKey | null, r: Resources): BlockingLimit | null {
   for (const scope of view.chain(owner)) {
     const limit = view.quotas.get(scope)?.limit;
     if (!limit) continue;
-    const held = holdsOf(view, scope, holdsOverride);
+    const held = holdsOf(view, scope);
     const dimension = exceeding(add(held, r), limit);
     if (dimension) return { scope, dimension, holds: held, limit };
   }

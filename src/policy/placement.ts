@@ -39,16 +39,13 @@ export const bestFitFor =
     );
   };
 
-/**
- * The node a new replica of the profile goes to, or null when no node has room (no headroom).
- * `free` replaces the view's free room when a caller simulates placements (sizing).
- */
-export function pickNode(view: View, profile: Profile, free?: ReadonlyMap<string, Resources>): string | null {
+/** The node a new replica of the profile goes to, or null when no node has room (no headroom). */
+export function pickNode(view: View, profile: Profile): string | null {
   const compare = bestFitFor(profile.resources);
   let best: Fit | null = null;
   for (const node of view.nodes.values()) {
     if (!canHost(node, profile)) continue;
-    const room = free?.get(node.name) ?? view.free(node.name);
+    const room = view.free(node.name);
     if (!fitsWithin(profile.resources, room)) continue;
     const fit = { node, room };
     if (!best || compare(fit, best) < 0) best = fit;

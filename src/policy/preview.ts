@@ -1,9 +1,12 @@
 import type { Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
-import { limitSentence } from './explain.ts';
+import { nextClaim } from './claims.ts';
+import { limitSentence, listing, victimPhrase } from './explain.ts';
 import { protection } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
+import { modelFigures } from './model-figures.ts';
+import { mayPreempt, planPreemption } from './preempt.ts';
 import { nextProfile } from './profiles.ts';
 import { buildView, type View, viewOf } from './view.ts';
 
@@ -14,13 +17,16 @@ export interface QuotaPreview {
   became_protected: string[];
   /** Borrowed replicas under the scope once the quota is set: what could be reclaimed from it. */
   reclaimable: { replica: string; model: string; resources: Resources }[];
-  /** Models owned in the scope's subtree whose next replica the new limit blocks and the old did not. */
-  blocked_models: { model: string; why: string }[];
+  /**
+   * Models owned in the scope's subtree whose next replica the new limit blocks and the old did not,
+   * with the replicas of a lower claim the model would preempt to start it all the same.
+   */
+  blocked_models: { model: string; why: string; preempts?: string[] }[];
 }
 
 /**
  * What setting `quota` (replacing the scope's quota) would change, changing nothing. A model's next
- * replica is one of its first profile in trial order.
+ * replica is one of its first profile in trial order; a blocked model says what it would preempt.
  */
 export function previewQuota(input: Snapshot | View, quota: Quota): QuotaPreview {
   const before = viewOf(input);
@@ -37,7 +43,16 @@ export function previewQuota(input: Snapshot | View, quota: Quota): QuotaPreview
     const next = nextProfile(model, after.measurementsOf(model.name));
     if (!next || blockingLimit(before, model.owner, next.resources)) continue;
     const block = blockingLimit(after, model.owner, next.resources);
-    if (block) blocked.push({ model: model.name, why: limitSentence(after, block, next.resources) });
+    if (!block) continue;
+    const why = limitSentence(after, block, next.resources);
+    const serving = modelFigures(after, model).serving.length;
+    const plan =
+      mayPreempt(after, model.owner) && planPreemption(after, model, next, nextClaim(model, serving));
+    if (!plan) blocked.push({ model: model.name, why });
+    else {
+      const preempts = plan.victims.map(victimPhrase);
+      blocked.push({ model: model.name, why: `${why}, but it may preempt ${listing(preempts)}`, preempts });
+    }
   }
 
   return {

@@ -1,13 +1,14 @@
 import type { Replica } from '../domain/cluster.ts';
-import type { Victim } from '../domain/decision.ts';
+import type { Claim, Victim } from '../domain/decision.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import { DIMENSIONS, type Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
+import { claims, compareClaims } from './claims.ts';
 import { borrowedByScope, isBorrowed } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
 import { canHost } from './placement.ts';
 import { add, compareScarceFirst, fitsWithin, sum, usesAnyOf } from './resources.ts';
-import { olderFirst, perView, type View } from './view.ts';
+import { isUnder, olderFirst, perView, type View } from './view.ts';
 
 /**
  * The nearest scope S on the owner's chain within whose guarantee a new replica of resources `r`
@@ -53,7 +54,7 @@ const victimOrder = (view: View) => (a: Replica, b: Replica) =>
   olderFirst(b, a);
 
 /** r frees some dimension on which `room` is still short of `need`. */
-const relieves = (r: Resources, room: Resources, need: Resources): boolean =>
+export const relieves = (r: Resources, room: Resources, need: Resources): boolean =>
   DIMENSIONS.some((d) => (r[d] ?? 0) > 0 && (need[d] ?? 0) > (room[d] ?? 0));
 
 /**
@@ -77,6 +78,26 @@ function withoutSpares(need: Resources, room: Resources, victims: readonly Repli
     if (isSpareVictim(need, room, kept, victim)) kept = kept.filter((v) => v !== victim);
   }
   return kept;
+}
+
+/**
+ * Whether a reclaim for `forScope` may take the replica: a borrowed replica of another model, not
+ * draining already. One under `forScope` itself must also have a claim strictly lower than `claim`:
+ * within the scope whose guarantee it is, claims decide (a higher claim could preempt the reclaimed
+ * room back, and the two would take turns); across scopes the guarantee does.
+ */
+export function mayReclaim(
+  view: View,
+  model: Model,
+  claim: Claim,
+  forScope: ScopeKey,
+): (replica: Replica) => boolean {
+  const claimed = claims(view);
+  return (r) => {
+    if (r.state === 'draining' || r.model === model.name || !isBorrowed(view, r.id)) return false;
+    const its = claimed.get(r.id);
+    return !isUnder(view, forScope, r) || (its !== undefined && compareClaims(its, claim) < 0);
+  };
 }
 
 /**
@@ -107,18 +128,16 @@ function comparePlans(a: { node: string; victims: Replica[]; freed: Resources },
  * node keeps a pass linear in the replicas; it may miss a smaller set that skips the preferred
  * victims, which the order accepts.
  */
-export function planReclaim(view: View, model: Model, profile: Profile): ReclaimPlan | null {
+export function planReclaim(view: View, model: Model, profile: Profile, claim: Claim): ReclaimPlan | null {
   const forScope = reclaimingScope(view, model.owner, profile.resources);
   if (!forScope) return null;
   const need = profile.resources;
   const order = victimOrder(view);
+  const reclaimable = mayReclaim(view, model, claim, forScope);
   let best: { node: string; victims: Replica[]; freed: Resources } | null = null;
   for (const node of view.nodes.values()) {
     if (!canHost(node, profile)) continue;
-    const candidates = view
-      .replicasOnNode(node.name)
-      .filter((r) => r.state !== 'draining' && r.model !== model.name && isBorrowed(view, r.id))
-      .sort(order);
+    const candidates = view.replicasOnNode(node.name).filter(reclaimable).sort(order);
     const afterDrains = view.freeAfterDrains(node.name);
     let room = afterDrains;
     const taken: Replica[] = [];

@@ -1,45 +1,65 @@
 import { type ClusterNode, type Replica, RUNNING_STATES, SERVING_STATES } from '../domain/cluster.ts';
 import type { Decision } from '../domain/decision.ts';
-import { limitSentence } from './explain.ts';
+import type { Model, Profile } from '../domain/model.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
+import { nextClaim } from './claims.ts';
+import { claimPhrase, limitSentence, replicas } from './explain.ts';
 import { isBorrowed } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
 import { canHost } from './placement.ts';
-import { isSpareVictim } from './reclaim.ts';
+import {
+  blockingRooms,
+  guaranteeGivenAway,
+  leavesRoomFor,
+  mayPreempt,
+  preemptible,
+  roomWith,
+  type Shortage,
+  withoutSpares,
+} from './preempt.ts';
+import { isSpareVictim, mayReclaim } from './reclaim.ts';
 import { add, complete, exceeding, fitsWithin, formatResources, sum } from './resources.ts';
 import type { View } from './view.ts';
 
 /**
- * Re-checks a place or reclaim decision on a fresh view taken under the reservation lock, so that two
- * models deciding at once never overrun a limit or a node. Returns why it may not happen, or null.
- * A refusal is a normal outcome: the reconciler plans again. A reclaim planned on an older view is
- * refused when one of its victims is no longer needed (room freed since): it would preempt for nothing.
+ * Re-checks a place, reclaim or preempt decision on a fresh view taken under the reservation lock, so
+ * that two models deciding at once never overrun a limit or a node, nor preempt a replica whose claim
+ * is no longer lower. Returns why it may not happen, or null. A refusal is a normal outcome: the
+ * reconciler plans again. A reclaim or preemption planned on an older view is refused when one of its
+ * victims is no longer needed (room freed since): it would take a replica for nothing.
  */
 export function reservationRefusal(view: View, decision: Decision): string | null {
   const model = view.models.get(decision.model);
   if (!model) return `model ${decision.model} is gone`;
   const profile = model.profiles.find((p) => p.name === decision.profile);
-  const node = decision.node ? view.nodes.get(decision.node) : undefined;
-  if (!profile || !node) return 'the profile or node of the decision is gone';
-  if (!canHost(node, profile)) return `node ${node.name} can no longer host ${profile.name}`;
+  if (!profile) return 'the profile of the decision is gone';
   const serving = view.replicasOfModel(model.name).filter((r) => SERVING_STATES.includes(r.state));
   if (serving.length >= model.max_replicas) return `max_replicas ${model.max_replicas} reached`;
-
+  const node = decision.node ? view.nodes.get(decision.node) : undefined;
+  if (!node) return 'the node of the decision is gone';
+  if (!canHost(node, profile)) return `node ${node.name} can no longer host ${profile.name}`;
+  if (decision.action === 'preempt' && decision.preempt_limit) {
+    return limitPreemptionRefusal(view, decision, model, profile, serving.length);
+  }
   const block = blockingLimit(view, model.owner, profile.resources);
   if (block) return limitSentence(view, block, profile.resources);
 
-  if (decision.action !== 'reclaim') {
+  if (decision.action === 'place') {
     return fitsWithin(profile.resources, view.free(node.name))
       ? null
       : `node ${node.name} no longer has room for ${profile.name}`;
   }
-  const active = new Map(view.replicasOnNode(node.name).map((r) => [r.id, r]));
-  const victims: Replica[] = [];
-  for (const victim of decision.victims ?? []) {
-    const replica = active.get(victim.replica);
-    if (!replica || replica.state === 'draining') return `victim ${victim.replica} is no longer running`;
-    if (!isBorrowed(view, victim.replica)) return `victim ${victim.replica} is now protected by a guarantee`;
-    victims.push(replica);
-  }
+  const victims = activeVictims(view, decision, node.name);
+  if (typeof victims === 'string') return victims;
+  const mayGo =
+    decision.action === 'preempt'
+      ? preemptionCheck(view, model, serving.length)
+      : reclaimCheck(view, model, serving.length, decision.reclaim_for!);
+  const cannot = victims.map(mayGo).find((why) => why !== null);
+  if (cannot) return cannot;
+  const givenAway = decision.action === 'preempt' && guaranteeGivenAway(view, profile.resources, victims);
+  if (givenAway) return guaranteeSentence(givenAway);
   const room = view.freeAfterDrains(node.name);
   if (!fitsWithin(profile.resources, add(room, sum(victims.map((v) => v.resources))))) {
     return `node ${node.name} no longer has room for ${profile.name}`;
@@ -48,19 +68,99 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   return spare ? `victim ${spare.id} is no longer needed on node ${node.name}` : null;
 }
 
+/** The decision's victims as they are now (on `node`, when given), or why one is no longer running. */
+function activeVictims(view: View, decision: Decision, node?: string): Replica[] | string {
+  const victims: Replica[] = [];
+  for (const victim of decision.victims ?? []) {
+    const replica = view.replicasOfModel(victim.model).find((r) => r.id === victim.replica);
+    if (!replica || replica.state === 'draining' || (node && replica.node !== node)) {
+      return `victim ${victim.replica} is no longer running`;
+    }
+    victims.push(replica);
+  }
+  return victims;
+}
+
+const guaranteeSentence = (victim: Replica) =>
+  `victim ${victim.id} is protected by a guarantee the new replica would not keep`;
+
+/** A reclaim takes only borrowed replicas, and under its own scope only those of a lower claim. */
+function reclaimCheck(view: View, model: Model, serving: number, forScope: ScopeKey) {
+  const claim = nextClaim(model, serving);
+  const reclaimable = mayReclaim(view, model, claim, forScope);
+  return (victim: Replica): string | null => {
+    if (!isBorrowed(view, victim.id)) return `victim ${victim.id} is now protected by a guarantee`;
+    return reclaimable(victim)
+      ? null
+      : `victim ${victim.id} may no longer be reclaimed for ${model.name} (${claimPhrase(claim)})`;
+  };
+}
+
+/** A preemption takes only replicas of a strictly lower claim than the model's next replica has now. */
+function preemptionCheck(view: View, model: Model, serving: number): (victim: Replica) => string | null {
+  if (!mayPreempt(view, model.owner)) {
+    return () => `a quota on the chain of ${model.name}'s owner no longer allows preemption`;
+  }
+  const claim = nextClaim(model, serving);
+  const eligible = preemptible(view, model, claim);
+  return (victim) =>
+    eligible(victim)
+      ? null
+      : `victim ${victim.id} may no longer be preempted for ${model.name} (${claimPhrase(claim)})`;
+}
+
+/**
+ * A preemption for a limit: the limit still blocks the model's next replica, every victim may still be
+ * preempted, the victims under the limiting scope still bring it within the limit, the replica fits
+ * its node once the victims there stop, and no victim is spare.
+ */
+function limitPreemptionRefusal(
+  view: View,
+  decision: Decision,
+  model: Model,
+  profile: Profile,
+  serving: number,
+): string | null {
+  const scope = decision.preempt_limit!;
+  const block = blockingLimit(view, model.owner, profile.resources);
+  if (!block) return 'no limit stops it any more';
+  const victims = activeVictims(view, decision);
+  if (typeof victims === 'string') return victims;
+  const cannot = victims.map(preemptionCheck(view, model, serving)).find((why) => why !== null);
+  if (cannot) return cannot;
+  const givenAway = guaranteeGivenAway(view, profile.resources, victims);
+  if (givenAway) return guaranteeSentence(givenAway);
+  const start: Shortage = {
+    node: view.freeAfterDrains(decision.node!),
+    limits: blockingRooms(view, model, profile.resources),
+  };
+  if (!leavesRoomFor(profile.resources, roomWith(view, start, decision.node!, victims))) {
+    return `the limit of ${scopeLabel(view.scopes, scope)} or node ${decision.node} would still stop ${profile.name}`;
+  }
+  const kept = withoutSpares(view, start, decision.node!, victims, profile.resources);
+  const spare = victims.find((v) => !kept.includes(v));
+  return spare ? `victim ${spare.id} is no longer needed` : null;
+}
+
 /**
  * Why a reserved replica may not start yet, or null. What runs on its node (starting, ready, draining)
  * and what was reserved there before it, with it, must fit the node: a replica reserved by a reclaim
- * waits until its victims have stopped, and two reservations never start into the same room.
+ * waits until its victims have stopped, and two reservations never start into the same room. A
+ * replica of a model for which `preemptedDraining` replicas still drain waits for them too: they may
+ * hold the room of a limit rather than of this node.
  * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave).
  */
 export function startRefusal(
   node: ClusterNode,
   onNode: readonly Replica[],
   replicaId: string,
+  preemptedDraining = 0,
 ): string | null {
   const at = onNode.findIndex((r) => r.id === replicaId);
   if (at < 0) return `replica ${replicaId} holds no room on node ${node.name}`;
+  if (preemptedDraining > 0) {
+    return `${replicas(preemptedDraining)} preempted for ${onNode[at].model} still drain`;
+  }
   const runsOrAhead = onNode.filter((r, i) => RUNNING_STATES.includes(r.state) || i <= at);
   const used = sum(runsOrAhead.map((r) => r.resources));
   const short = exceeding(used, complete(node.capacity));

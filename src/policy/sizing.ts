@@ -1,18 +1,19 @@
-import type { Resources } from '../domain/resources.ts';
-import type { ScopeKey } from '../domain/scope.ts';
+import type { Victim } from '../domain/decision.ts';
+import type { Model, Profile } from '../domain/model.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
-import { limitSentence, pendingPhrase } from './explain.ts';
-import { holdings } from './holdings.ts';
+import { nextClaim } from './claims.ts';
+import { limitSentence, pendingPhrase, victimPhrase } from './explain.ts';
 import { blockingLimit } from './limits.ts';
 import { modelFigures } from './model-figures.ts';
 import { pickNode } from './placement.ts';
+import { mayPreempt, planPreemption } from './preempt.ts';
 import { cannotMeetSlo } from './profiles.ts';
-import { add, formatResources, subtract } from './resources.ts';
-import { type View, viewOf } from './view.ts';
+import { formatResources } from './resources.ts';
+import { buildView, type View, viewOf } from './view.ts';
 
 export interface SizingPlan {
-  /** Replicas to add, per profile, and the throughput they add. */
-  plan: { profile: string; replicas: number; tokens_per_sec: number }[];
+  /** Replicas to add, per profile, the throughput they add, and the replicas they would preempt. */
+  plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];
   /** What the model's serving replicas measure now plus what the plan adds. */
   reaches_tokens_per_sec: number;
   fits: boolean;
@@ -24,12 +25,56 @@ export interface SizingPlan {
 }
 
 /**
+ * Where the next replica of the profile would go on the simulated view: a node with room, else the
+ * node and victims of a preemption (when the owner's chain allows it), else what stops it.
+ */
+function nextStep(
+  sim: View,
+  model: Model,
+  profile: Profile,
+  count: number,
+): { node: string; victims: Victim[] } | string {
+  const block = blockingLimit(sim, model.owner, profile.resources);
+  const node = block ? null : pickNode(sim, profile);
+  if (node) return { node, victims: [] };
+  const preemption =
+    mayPreempt(sim, model.owner) && planPreemption(sim, model, profile, nextClaim(model, count));
+  if (preemption) return preemption;
+  return block
+    ? `${limitSentence(sim, block, profile.resources)} (profile ${profile.name})`
+    : `no room for profile ${profile.name} (needs ${formatResources(profile.resources)})`;
+}
+
+/** The snapshot once a replica of the profile runs on `node` and the victims have stopped. */
+function placedIn(
+  snapshot: Snapshot,
+  model: string,
+  profile: Profile,
+  node: string,
+  victims: Victim[],
+): Snapshot {
+  const gone = new Set(victims.map((v) => v.replica));
+  const replicas = snapshot.replicas.map((r) => (gone.has(r.id) ? { ...r, state: 'stopped' as const } : r));
+  replicas.push({
+    id: `${model}-planned-${replicas.length}`,
+    model,
+    profile: profile.name,
+    node,
+    resources: profile.resources,
+    state: 'pending',
+    created_at: snapshot.now,
+  });
+  return { ...snapshot, replicas };
+}
+
+/**
  * How to reach T tokens/s (POLICY.md "Sizing for a throughput"), on top of what the model runs: the
  * measured throughput of its serving replicas counts first, and the plan lists the replicas to add,
  * which is what its reconciler will do once T is its target. Profiles are taken in trial order; each
- * adds `ceil(remaining / its throughput)` replicas, placed one at a time on a copy of the holdings
- * and the free room so that limits, room and max_replicas stop it where they would. Only free room
- * counts (no reclaim), and backed-off profiles are not known here.
+ * adds `ceil(remaining / its throughput)` replicas, placed one at a time on a simulated snapshot so
+ * that limits, room and max_replicas stop it where they would. Free room counts, and so do replicas
+ * of a lower claim that the model would preempt (the plan names them); reclaim does not, and
+ * backed-off profiles are not known here.
  */
 export function sizeForThroughput(
   input: Snapshot | View,
@@ -47,12 +92,11 @@ export function sizeForThroughput(
     };
   const figures = modelFigures(view, model);
   const measurements = view.measurementsOf(model.name);
-  const holds = new Map<ScopeKey, Resources>(holdings(view));
-  const free = new Map([...view.nodes.keys()].map((name) => [name, view.free(name)]));
   const blockedBy = new Set<string>();
   const plan: SizingPlan['plan'] = [];
   let reaches = figures.tokensPerSec;
   let count = figures.serving.length;
+  let sim = view;
 
   for (const profile of figures.profiles) {
     if (reaches >= tokensPerSec || count >= model.max_replicas) break;
@@ -67,24 +111,28 @@ export function sizeForThroughput(
       continue;
     }
     let added = 0;
+    const preempted: string[] = [];
     while (reaches < tokensPerSec && count < model.max_replicas) {
-      const block = blockingLimit(view, model.owner, profile.resources, holds);
-      if (block) {
-        blockedBy.add(`${limitSentence(view, block, profile.resources)} (profile ${profile.name})`);
+      const step = nextStep(sim, model, profile, count);
+      if (typeof step === 'string') {
+        blockedBy.add(step);
         break;
       }
-      const node = pickNode(view, profile, free);
-      if (!node) {
-        blockedBy.add(`no room for profile ${profile.name} (needs ${formatResources(profile.resources)})`);
-        break;
-      }
-      for (const key of view.chain(model.owner)) holds.set(key, add(holds.get(key)!, profile.resources));
-      free.set(node, subtract(free.get(node)!, profile.resources));
+      preempted.push(...step.victims.map(victimPhrase));
+      sim = buildView(placedIn(sim.snapshot, model.name, profile, step.node, step.victims));
       added++;
       count++;
       reaches += throughput;
     }
-    if (added > 0) plan.push({ profile: profile.name, replicas: added, tokens_per_sec: added * throughput });
+    if (added > 0) {
+      const tokens = added * throughput;
+      plan.push({
+        profile: profile.name,
+        replicas: added,
+        tokens_per_sec: tokens,
+        ...(preempted.length && { preempts: preempted }),
+      });
+    }
   }
   if (reaches < tokensPerSec && count >= model.max_replicas)
     blockedBy.add(pendingPhrase({ code: 'max_replicas', max_replicas: model.max_replicas }));

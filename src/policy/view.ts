@@ -149,6 +149,10 @@ export function buildView(snapshot: Snapshot): View {
   };
 }
 
+/** The replica's model is owned by `scope` or a scope beneath it. */
+export const isUnder = (view: View, scope: ScopeKey, replica: Replica): boolean =>
+  view.chain(view.ownerOf(replica)).includes(scope);
+
 /** The entry points' convention: use the view given, or index the snapshot given. */
 export const viewOf = (input: Snapshot | View): View => ('snapshot' in input ? input : buildView(input));
 

@@ -6,6 +6,7 @@ import { type Db, type Sql, transaction } from './db.ts';
 type ModelRow = {
   name: string;
   owner: ScopeKey | null;
+  priority: number;
   min_replicas: number;
   max_replicas: number;
   target_tokens_per_sec: number | null;
@@ -22,6 +23,8 @@ export type StoredModel = Model & { deleting: boolean };
 const toModel = (row: ModelRow): StoredModel => ({
   name: row.name,
   owner: row.owner,
+  // Absent means 0, so models that never set one read as they did before priorities.
+  ...(row.priority === 0 ? {} : { priority: row.priority }),
   min_replicas: row.min_replicas,
   max_replicas: row.max_replicas,
   ...(row.target_tokens_per_sec === null ? {} : { target_tokens_per_sec: row.target_tokens_per_sec }),
@@ -39,7 +42,7 @@ const toModel = (row: ModelRow): StoredModel => ({
 /** Every model with its profiles (in the order they were given), by name. */
 export async function listModels(sql: Db, names?: string[]): Promise<StoredModel[]> {
   const rows = await sql<ModelRow[]>`
-    select m.name, m.owner, m.min_replicas, m.max_replicas, m.target_tokens_per_sec, m.deleting,
+    select m.name, m.owner, m.priority, m.min_replicas, m.max_replicas, m.target_tokens_per_sec, m.deleting,
       coalesce((select json_agg(json_build_object('name', p.name, 'priority', p.priority, 'resources', p.resources,
         'gpu_model', p.gpu_model, 'default_concurrency', p.default_concurrency, 'engine', p.engine) order by p.position)
         from profiles p where p.model = m.name), '[]') as profiles
@@ -57,7 +60,9 @@ export const noSuchModel = (name: string) => new NotFound(`there is no model "${
 
 /**
  * A model as a PUT gives it. The owner and the target are also set on their own (`ctl model owner`,
- * `ctl model target --apply`), so left undefined they keep what is stored; null clears them.
+ * `ctl model target --apply`), so left undefined they keep what is stored; null clears them. The
+ * priority left undefined keeps what is stored too (0 for a new model), so a YAML file without it
+ * does not undo one set before.
  */
 export type ModelSpec = Omit<Model, 'owner' | 'target_tokens_per_sec'> & {
   owner?: ScopeKey | null;
@@ -68,12 +73,14 @@ export type ModelSpec = Omit<Model, 'owner' | 'target_tokens_per_sec'> & {
 export async function putModel(sql: Db, model: ModelSpec): Promise<boolean> {
   const keepOwner = model.owner === undefined;
   const keepTarget = model.target_tokens_per_sec === undefined;
+  const keepPriority = model.priority === undefined;
   return transaction(sql, async (tx) => {
     const [row] = await tx<{ created: boolean }[]>`
-      insert into models (name, owner, min_replicas, max_replicas, target_tokens_per_sec)
-      values (${model.name}, ${model.owner ?? null}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
+      insert into models (name, owner, priority, min_replicas, max_replicas, target_tokens_per_sec)
+      values (${model.name}, ${model.owner ?? null}, ${model.priority ?? 0}, ${model.min_replicas}, ${model.max_replicas}, ${model.target_tokens_per_sec ?? null})
       on conflict (name) do update set
         owner = case when ${keepOwner} then models.owner else excluded.owner end,
+        priority = case when ${keepPriority} then models.priority else excluded.priority end,
         min_replicas = excluded.min_replicas, max_replicas = excluded.max_replicas,
         target_tokens_per_sec = case when ${keepTarget} then models.target_tokens_per_sec
           else excluded.target_tokens_per_sec end,

@@ -1,5 +1,5 @@
 import { InvalidInput } from '../domain/errors.ts';
-import type { Quota } from '../domain/quota.ts';
+import type { Preemption, Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { type Db, transaction } from './db.ts';
@@ -14,6 +14,7 @@ type QuotaRow = {
   scope: ScopeKey;
   guarantee: Resources | null;
   limit: Resources | null;
+  preemption: Preemption | null;
   updated_by: string;
   updated_at: Date;
 };
@@ -22,6 +23,7 @@ const toQuota = (row: QuotaRow): StoredQuota => ({
   scope: row.scope,
   ...(row.guarantee ? { guarantee: row.guarantee } : {}),
   ...(row.limit ? { limit: row.limit } : {}),
+  ...(row.preemption === 'never' ? { preemption: row.preemption } : {}),
   updated_by: row.updated_by,
   updated_at: row.updated_at.toISOString(),
 });
@@ -29,31 +31,33 @@ const toQuota = (row: QuotaRow): StoredQuota => ({
 export async function listQuotas(sql: Db): Promise<StoredQuota[]> {
   const rows = await sql<
     QuotaRow[]
-  >`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas order by scope`;
+  >`select scope, guarantee, "limit", preemption, updated_by, updated_at from capacity_quotas order by scope`;
   return rows.map(toQuota);
 }
 
 export async function getQuota(sql: Db, scope: ScopeKey): Promise<StoredQuota | null> {
   const [row] = await sql<
     QuotaRow[]
-  >`select scope, guarantee, "limit", updated_by, updated_at from capacity_quotas where scope = ${scope}`;
+  >`select scope, guarantee, "limit", preemption, updated_by, updated_at from capacity_quotas where scope = ${scope}`;
   return row ? toQuota(row) : null;
 }
 
 /**
  * Replaces the scope's whole quota (one statement, so concurrent PUTs leave one of them whole). The
  * scope is locked meanwhile, so a quota is never left behind by a scope deleted at the same moment.
+ * The default preemption ('lower-claim') is stored as null, so it reads back absent however it was given.
  */
 export async function putQuota(sql: Db, quota: Quota, updatedBy: string): Promise<void> {
   await transaction(sql, async (tx) => {
     if (!(await lockScope(tx, quota.scope))) throw new InvalidInput(`there is no ${quota.scope} any more`);
     const guarantee = quota.guarantee ? tx.json(quota.guarantee) : null;
     const limit = quota.limit ? tx.json(quota.limit) : null;
+    const preemption = quota.preemption === 'never' ? quota.preemption : null;
     await tx`
-      insert into capacity_quotas (scope, guarantee, "limit", updated_by, updated_at)
-      values (${quota.scope}, ${guarantee}, ${limit}, ${updatedBy}, now())
+      insert into capacity_quotas (scope, guarantee, "limit", preemption, updated_by, updated_at)
+      values (${quota.scope}, ${guarantee}, ${limit}, ${preemption}, ${updatedBy}, now())
       on conflict (scope) do update set guarantee = excluded.guarantee, "limit" = excluded."limit",
-        updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
+        preemption = excluded.preemption, updated_by = excluded.updated_by, updated_at = excluded.updated_at`;
   });
 }
 

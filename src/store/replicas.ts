@@ -1,8 +1,13 @@
 import type { Replica, ReplicaState } from '../domain/cluster.ts';
 import type { Db, Sql } from './db.ts';
 
-type ReplicaRow = Omit<Replica, 'created_at'> & { created_at: Date };
-const toReplica = (row: ReplicaRow): Replica => ({ ...row, created_at: row.created_at.getTime() });
+type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & { created_at: Date; preempted_for: string | null };
+/** `preempted_for` only when set: most replicas free room for nobody. */
+const toReplica = ({ preempted_for, ...row }: ReplicaRow): Replica => ({
+  ...row,
+  created_at: row.created_at.getTime(),
+  ...(preempted_for === null ? {} : { preempted_for }),
+});
 
 /** Records where a replica serves (null: nowhere any more). */
 export async function setEndpoint(sql: Sql, id: string, endpoint: string | null): Promise<void> {
@@ -21,7 +26,7 @@ export interface ReplicaFilter {
 
 export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
@@ -58,6 +63,6 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
 
 export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {
   const [row] = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint from replicas where id = ${id}`;
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;
 }

@@ -1,10 +1,10 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
-import type { Decision } from '../domain/decision.ts';
+import type { Decision, Victim } from '../domain/decision.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { RECLAIMED, reclaimedNote } from '../policy/explain.ts';
+import { PREEMPTED, preemptedNote, RECLAIMED, reclaimedNote } from '../policy/explain.ts';
 import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
-import { buildView } from '../policy/view.ts';
+import { buildView, type View } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
 import { lockUntilCommit } from './locks.ts';
@@ -14,9 +14,9 @@ import { readSnapshot } from './snapshot.ts';
 export type Reservation = { reserved: true } | { reserved: false; why: string };
 
 /**
- * Commits a place or reclaim decision in one transaction: under the lock it re-reads the state,
- * re-checks limits and node room (policy/reservation.ts), inserts the replica as pending and, for a
- * reclaim, marks the victims draining. Idempotent: a replica ID that exists is reserved already.
+ * Commits a place, reclaim or preempt decision in one transaction: under the lock it re-reads the
+ * state, re-checks limits, node room and claims (policy/reservation.ts), inserts the replica as pending
+ * and marks the victims draining. Idempotent: a replica ID that exists is reserved already.
  */
 export async function reserve(
   sql: Sql,
@@ -25,7 +25,7 @@ export async function reserve(
   settings: PolicySettings,
   now: number,
 ) {
-  return sql.begin(async (txn): Promise<Reservation> => {
+  return transaction(sql, async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
     // Every reservation takes this lock, so each one sees the ones before it.
     await lockUntilCommit(txn, 'reservations');
@@ -40,16 +40,18 @@ export async function reserve(
       insert into replicas (id, model, profile, node, resources, state, reason)
       values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
         'pending', ${decision.reason})`;
+    // The replica reserved for a preemption starts once its victims have stopped (admitStart).
+    const preemptedFor = decision.action === 'preempt' ? decision.model : null;
     for (const victim of decision.victims ?? []) {
-      const forScope = `${scopeLabel(view.scopes, decision.reclaim_for!)} (${decision.reclaim_for})`;
-      await tx`update replicas set state = 'draining', reason = ${`reclaimed for ${forScope}`}, updated_at = now() where id = ${victim.replica}`;
-      const note = reclaimedNote(forScope, victim.replica, victim.node, decision.model);
-      await recordNote(tx, victim.model, RECLAIMED, note, {
+      const { reason, action, note } = victimNote(view, decision, victim);
+      await tx`update replicas set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor},
+        updated_at = now() where id = ${victim.replica}`;
+      await recordNote(tx, victim.model, action, note, {
         replica: victim.replica,
         node: victim.node,
-        // Who reclaimed, kept apart from the sentence: a reader who may not see that model is not told it.
+        // Who took it, kept apart from the sentence: a reader who may not see that model is not told it.
         inputs: {
-          for_scope: decision.reclaim_for,
+          for_scope: decision.reclaim_for ?? null,
           for_model: decision.model,
           for_owner: view.models.get(decision.model)!.owner,
         },
@@ -57,6 +59,20 @@ export async function reserve(
     }
     return { reserved: true };
   });
+}
+
+/** Why a victim drains, on its row and in the note its model's history keeps. */
+function victimNote(view: View, decision: Decision, victim: Victim) {
+  if (decision.action === 'preempt') {
+    const note = preemptedNote(decision.model, decision.claim, victim);
+    return { reason: note, action: PREEMPTED, note };
+  }
+  const forScope = `${scopeLabel(view.scopes, decision.reclaim_for!)} (${decision.reclaim_for})`;
+  return {
+    reason: `reclaimed for ${forScope}`,
+    action: RECLAIMED,
+    note: reclaimedNote(forScope, victim.replica, victim.node, decision.model),
+  };
 }
 
 export type Admission = { admitted: true; replica: Replica } | { admitted: false; why: string };
@@ -79,7 +95,9 @@ export async function admitStart(sql: Sql, replicaId: string): Promise<Admission
     if (replica.state !== 'pending')
       return { admitted: false, why: `replica ${replicaId} is ${replica.state}` };
     const onNode = await listReplicas(tx, { node: node.name, activeOnly: true, inReservationOrder: true });
-    const why = startRefusal(node, onNode, replicaId);
+    const [{ draining }] = await tx<{ draining: number }[]>`
+      select count(*)::int as draining from replicas where state = 'draining' and preempted_for = ${replica.model}`;
+    const why = startRefusal(node, onNode, replicaId, draining);
     if (why) return { admitted: false, why };
     await transition(tx, replicaId, ['pending'], 'starting');
     return { admitted: true, replica: { ...replica, state: 'starting' } };

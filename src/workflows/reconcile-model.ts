@@ -14,7 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/types.ts';
-import type { Decision } from '../domain/decision.ts';
+import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { modelStatus } from '../domain/model-status.ts';
 import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
 import {
@@ -190,7 +190,7 @@ async function pass(
   state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
   let replica: string | undefined;
   let refused = false;
-  if (decision.action === 'place' || decision.action === 'reclaim') {
+  if (RESERVING_ACTIONS.includes(decision.action)) {
     replica = `${model}-${uuid4().slice(0, 8)}`;
     const reservation = await act.reserveReplica({ decision, replicaId: replica });
     if (reservation.reserved) {
@@ -242,7 +242,8 @@ async function pass(
 
 /** Victims were marked draining in the reservation; their reconcilers hear why. */
 async function tellVictims(decision: Decision) {
-  const why = `reclaimed for ${decision.reclaim_for}`;
+  const why =
+    decision.action === 'preempt' ? `preempted for ${decision.model}` : `reclaimed for ${decision.reclaim_for}`;
   const models = new Set((decision.victims ?? []).map((victim) => victim.model));
   for (const victimModel of models) {
     try {

@@ -83,6 +83,7 @@ describe('models API', () => {
       name: model,
       owner: `team:${teamId}`,
       owner_name: 'Acme / ml',
+      priority: 0,
       min_replicas: 0,
       max_replicas: 3,
       replicas: { pending: 0, starting: 0, ready: 0, draining: 0 },
@@ -107,6 +108,8 @@ describe('models API', () => {
     await replica(`${model}-r2`, model, 'h100', { gpus: 1, memory_gib: 80 }, 'starting');
     await replica(`${model}-r3`, model, 'cpu', { cores: 16 }, 'draining');
     await replica(`${model}-r4`, model, 'h100', { gpus: 1, memory_gib: 80 }, 'stopped');
+    // The draining one was preempted for another model: it says for which.
+    await stack.sql`update replicas set preempted_for = ${name('taker')} where id = ${`${model}-r3`}`;
     await stack.sql`insert into decisions (model, action, reason, inputs)
       values (${model}, 'place', 'first', '{}'), (${model}, 'none', 'steady: 0 in flight', '{"in_flight": 0}')`;
 
@@ -148,6 +151,15 @@ describe('models API', () => {
       [`${model}-r3`, 'draining'],
     ]);
     assert.match(body.replicas_list[0].created_at, /Z$/);
+    const preemptedFor = (replicas: any[]) => replicas.map((r) => [r.id, r.preempted_for]).sort();
+    const freed = [
+      [`${model}-r1`, undefined],
+      [`${model}-r2`, undefined],
+      [`${model}-r3`, name('taker')],
+    ];
+    assert.deepEqual(preemptedFor(body.replicas_list), freed);
+    const all = (await stack.call('GET', `/api/v1/replicas?model=${model}`)).body;
+    assert.deepEqual(preemptedFor(all), [...freed, [`${model}-r4`, undefined]]);
   });
 
   it('GET /api/v1/models/{name} -> 404 for an unknown model', async () => {
@@ -317,6 +329,62 @@ describe('models API', () => {
         status: 200,
         body: { name: created },
       });
+    });
+  });
+
+  describe('priority (POLICY.md "Priority and fair sharing among models")', () => {
+    const listed = async (model: string) =>
+      (await stack.call('GET', '/api/v1/models')).body.find((m: any) => m.name === model);
+
+    it('is stored and shown in the detail and the list; a PUT without it keeps it, 0 for a new model', async () => {
+      const model = name('ranked');
+      assert.equal((await put(model, spec())).status, 201);
+      assert.equal((await detail(model)).body.priority, 0, 'a new model without one gets 0');
+      assert.equal((await put(model, spec({ priority: 50 }))).status, 200);
+      assert.equal((await detail(model)).body.priority, 50);
+      assert.equal((await listed(model)).priority, 50);
+      assert.equal((await put(model, spec({ max_replicas: 4 }))).status, 200);
+      assert.equal((await detail(model)).body.priority, 50, 'left out: kept');
+      assert.equal((await put(model, spec({ priority: -7 }))).status, 200);
+      assert.equal((await listed(model)).priority, -7);
+      assert.equal((await put(model, spec({ priority: 0 }))).status, 200);
+      assert.equal((await detail(model)).body.priority, 0, '0 given: 0 stored');
+      const created = name('ranked-new');
+      assert.equal((await put(created, spec({ priority: 1_000_000 }))).status, 201);
+      assert.equal((await detail(created)).body.priority, 1_000_000, 'the bound itself is taken');
+      // The profile's priority is apart from the model's.
+      assert.equal((await detail(created)).body.profiles[0].priority, 10);
+    });
+
+    it('refuses a priority that is not a whole number within bounds, with one sentence, and changes nothing', async () => {
+      const model = name('ranked-bad');
+      assert.equal((await put(model, spec({ priority: 5 }))).status, 201);
+      const before = {
+        one: (await detail(model)).body,
+        all: (await stack.call('GET', '/api/v1/models')).body,
+      };
+      const range = 'priority must be between -1000000 and 1000000';
+      assertError(await put(model, spec({ priority: 1_000_001 })), 400, range);
+      assertError(await put(model, spec({ priority: -1_000_001 })), 400, range);
+      assertError(await put(model, spec({ priority: 1.5 })), 400, 'priority must be a whole number');
+      assertError(await put(model, spec({ priority: '9' })), 400, 'priority must be a number');
+      assertError(await put(model, spec({ priority: null })), 400, 'priority must be a number');
+      assertError(await put(name('ranked-none'), spec({ priority: 1e9 })), 400, range);
+      assertError(await detail(name('ranked-none')), 404);
+      assert.deepEqual(
+        { one: (await detail(model)).body, all: (await stack.call('GET', '/api/v1/models')).body },
+        before,
+      );
+    });
+
+    it('the store refuses a priority the API would not take', async () => {
+      const model = name('ranked-store');
+      assert.equal((await put(model, spec())).status, 201);
+      await assert.rejects(
+        stack.sql`update models set priority = 1000001 where name = ${model}`,
+        /models_priority_range/,
+      );
+      assert.equal((await detail(model)).body.priority, 0);
     });
   });
 

@@ -316,6 +316,7 @@ describe('quotas API', () => {
       name: 'Listing / ml',
       guarantee: { gpus: 8 },
       limit: { gpus: 16 },
+      preemption: 'lower-claim',
       holds: { gpus: 0, cores: 0, memory_gib: 0 },
       borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
       updated_by: 'bootstrap',
@@ -348,6 +349,53 @@ describe('quotas API', () => {
     const again = await quotaOf(`team:${t.id}`);
     assert.deepEqual(again.guarantee, {}, JSON.stringify(again));
     assert.deepEqual(again.limit, { gpus: 1 });
+  });
+
+  it('preemption: "never" is stored and shown; left out, the whole quota is replaced and it is "lower-claim"', async () => {
+    await org('Preempt');
+    const t = await team('Preempt', 'batch');
+    const scope = `team:${t.id}`;
+    const stored = async () =>
+      (await stack.sql`select preemption from capacity_quotas where scope = ${scope}`)[0].preemption;
+    assert.equal((await put({ scope, limit: { gpus: 8 }, preemption: 'never' })).status, 200);
+    assert.equal((await quotaOf(scope)).preemption, 'never');
+    const one = await stack.call('GET', `/api/v1/quotas/${encodeURIComponent(scope)}`);
+    assert.equal(one.body.preemption, 'never');
+    assert.equal((await put({ scope, limit: { gpus: 8 } })).status, 200);
+    assert.equal((await quotaOf(scope)).preemption, 'lower-claim');
+    assert.equal(await stored(), null, 'the default is stored as null');
+    assert.equal((await put({ scope, limit: { gpus: 8 }, preemption: 'lower-claim' })).status, 200);
+    assert.equal((await quotaOf(scope)).preemption, 'lower-claim');
+    assert.equal(await stored(), null, 'however it was given');
+    const preview = await stack.call('POST', '/api/v1/quotas/preview', {
+      scope,
+      limit: { gpus: 8 },
+      preemption: 'never',
+    });
+    assert.equal(preview.status, 200, JSON.stringify(preview.body));
+    assert.equal((await quotaOf(scope)).preemption, 'lower-claim', 'a preview changes nothing');
+  });
+
+  it('refuses a preemption other than "never" or "lower-claim", and a quota of preemption alone', async () => {
+    await org('PreemptBad');
+    const t = await team('PreemptBad', 'ml');
+    const scope = `team:${t.id}`;
+    assert.equal((await put({ scope, limit: { gpus: 2 }, preemption: 'never' })).status, 200);
+    const before = await quotaOf(scope);
+    const sentence = 'preemption must be "never" or "lower-claim"';
+    for (const preemption of ['always', 'Never', '', 5, null]) {
+      assertError(await put({ scope, limit: { gpus: 4 }, preemption }), 400, sentence);
+    }
+    assertError(
+      await put({ scope, preemption: 'never' }),
+      400,
+      'a quota needs a guarantee or a limit; to remove one, DELETE it',
+    );
+    assert.deepEqual(await quotaOf(scope), before);
+    await assert.rejects(
+      stack.sql`update capacity_quotas set preemption = 'sometimes' where scope = ${scope}`,
+      /capacity_quotas_preemption_check/,
+    );
   });
 
   it('DELETE /api/v1/quotas/{scope} takes a URL-encoded path scope, and is idempotent', async () => {
@@ -427,6 +475,7 @@ describe('quotas API', () => {
       await put({ scope, limit: { gpus: -1 } }),
       await put({ scope, limit: { gpus: 1.5 } }),
       await put({ scope, limit: { gpus: 1 }, extra: true }),
+      await put({ scope, limit: { gpus: 4 }, preemption: 'always' }),
       await put({ scope, limit: { gpus: 1 }, pad: 'x'.repeat(20 * 1024) }),
       await put(`{"scope": "${scope}", "limit": {"gpus": 1}`),
       await put('scope=team:Unchanged/ml', { 'content-type': 'application/x-www-form-urlencoded' }),

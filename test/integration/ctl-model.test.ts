@@ -9,6 +9,7 @@ import { eventually, type Stack, startStack } from '../support/stack.ts';
 const MODELS = `
 name: ctlm-chat
 owner: team:Acme/ml
+priority: 5
 min_replicas: 1
 max_replicas: 3
 profiles:
@@ -63,14 +64,19 @@ describe('llmgw ctl model, against a running reconciler', () => {
     const list = await ctl(stack, 'model', 'list');
     assert.equal(list.code, 0, list.stderr);
     const [header, ...rows] = list.stdout.trimEnd().split('\n');
-    assert.match(header, /^NAME\s+OWNER\s+REPLICAS\s+IN_FLIGHT\s+CAPACITY_AT_SLO\s+STATUS\s+LAST_DECISION$/);
+    assert.match(
+      header,
+      /^NAME\s+OWNER\s+PRIORITY\s+REPLICAS\s+IN_FLIGHT\s+CAPACITY_AT_SLO\s+STATUS\s+LAST_DECISION$/,
+    );
     assert.match(
       rows.find((r) => r.startsWith('ctlm-chat')) ?? '',
-      /^ctlm-chat\s+Acme \/ ml\s+1 ready\s+-\s+4\s+\S+/,
+      /^ctlm-chat\s+Acme \/ ml\s+5\s+1 ready\s+-\s+4\s+\S+/,
     );
+    assert.match(rows.find((r) => r.startsWith('ctlm-embed')) ?? '', /^ctlm-embed\s+-\s+0\s+none\s/);
     const get = await ctl(stack, 'model', 'get', 'ctlm-chat');
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, new RegExp(`^owner:\\s+Acme / ml \\(${teamKey}\\)$`, 'm'));
+    assert.match(get.stdout, /^priority:\s+5$/m);
     assert.match(get.stdout, /^replicas:\s+1 ready \(min 1, max 3\)$/m);
     assert.match(get.stdout, /^h100\s+10\s+gpus=1,cores=8\s+H100\s+4\s+-$/m);
     assert.match(get.stdout, /\s+h100\s+gpu-1\s+ready\s+gpus=1,cores=8\s/);
@@ -219,6 +225,26 @@ describe('llmgw ctl model, against a running reconciler', () => {
     assert.equal(invalid.code, 1);
     const direct = await stack.call('PUT', '/api/v1/models/bad', { profiles: [] });
     assert.equal(invalid.stderr, `${direct.body.error}\n`);
+    const before = (await stack.call('GET', '/api/v1/models/ctlm-chat')).body;
+    const ranked = await ctl(
+      stack,
+      'model',
+      'apply',
+      '-f',
+      file('ranked.yaml', MODELS.split('---')[0].replace('priority: 5', 'priority: high')),
+    );
+    assert.equal(ranked.code, 1);
+    assert.equal(ranked.stderr, 'priority must be a number\n');
+    const huge = await ctl(
+      stack,
+      'model',
+      'apply',
+      '-f',
+      file('huge.yaml', MODELS.split('---')[0].replace('priority: 5', 'priority: 2000000')),
+    );
+    assert.equal(huge.code, 1);
+    assert.equal(huge.stderr, 'priority must be between -1000000 and 1000000\n');
+    assert.equal((await stack.call('GET', '/api/v1/models/ctlm-chat')).body.priority, before.priority);
     const nameless = await ctl(stack, 'model', 'apply', '-f', file('nameless.yaml', 'max_replicas: 1\n'));
     assert.equal(nameless.code, 1);
     assert.match(nameless.stderr, /nameless.yaml: document 1 has no name/);

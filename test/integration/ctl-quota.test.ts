@@ -35,10 +35,15 @@ describe('llmgw ctl quota', () => {
     const list = await ctl(stack, 'quota', 'list');
     assert.equal(list.code, 0, list.stderr);
     const [header, row] = list.stdout.trimEnd().split('\n');
-    assert.match(header, /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/);
+    assert.match(
+      header,
+      /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+PREEMPTION\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/,
+    );
     assert.match(
       row,
-      new RegExp(`^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+0\\s+0\\s+bootstrap\\s+\\S+$`),
+      new RegExp(
+        `^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+lower-claim\\s+0\\s+0\\s+bootstrap\\s+\\S+$`,
+      ),
     );
     const json = JSON.parse((await ctl(stack, 'quota', 'list', '-o', 'json')).stdout);
     assert.equal(json[0].scope, teamKey);
@@ -93,6 +98,38 @@ describe('llmgw ctl quota', () => {
     const noValue = await ctl(stack, 'quota', 'set', 'team:ml', '--limit');
     assert.equal(noValue.code, 2);
     assert.match(noValue.stderr, /--limit needs a value/);
+  });
+
+  it('sets --preemption never, shows it, and refuses any other word with exit 2, changing nothing', async () => {
+    const set = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=16', '--preemption', 'never');
+    assert.equal(set.code, 0, set.stderr);
+    const get = await ctl(stack, 'quota', 'get', 'team:ml');
+    assert.match(
+      get.stdout.split('\n')[1],
+      new RegExp(`^Acme / ml\\s+${teamKey}\\s+-\\s+gpus=16\\s+never\\s`),
+    );
+    assert.equal(
+      JSON.parse((await ctl(stack, 'quota', 'get', 'team:ml', '-o', 'json')).stdout).preemption,
+      'never',
+    );
+    const before = (await stack.call('GET', '/api/v1/quotas')).body;
+    const bad = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=4', '--preemption', 'always');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^llmgw ctl quota set: --preemption always: give never or lower-claim\n/);
+    assert.deepEqual((await stack.call('GET', '/api/v1/quotas')).body, before);
+    // A whole quota: set again without --preemption, it is back to the default.
+    const again = await ctl(
+      stack,
+      'quota',
+      'set',
+      'team:ml',
+      '--guarantee',
+      'gpus=8,cores=64',
+      '--limit',
+      'gpus=16',
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((await stack.call('GET', '/api/v1/quotas')).body[0].preemption, 'lower-claim');
   });
 
   it('shows one quota, as a table row or JSON', async () => {

@@ -12,7 +12,7 @@ import { type Answer, idleReconcilers, type Stack, startStack } from '../support
 
 const NOT_A_SCOPE = 'is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT';
 const EMPTY_QUOTA = 'a quota needs a guarantee or a limit; to remove one, DELETE it';
-/** The fields of the original's quota view; llmgw adds `borrowed`. */
+/** The fields of the original's quota view; llmgw adds `borrowed` and `preemption`. */
 const VIEW_FIELDS = ['scope', 'name', 'guarantee', 'limit', 'holds', 'updated_by', 'updated_at'];
 
 /**
@@ -144,8 +144,14 @@ describe('compatibility with the original quota API', () => {
       await ok('PUT', '/api/v1/quotas', { scope: 'project:Acme/ml/training', guarantee: { gpus: 4 } });
       const quotas: Record<string, any>[] = await ok('GET', '/api/v1/quotas');
       for (const quota of quotas) {
-        // llmgw adds what the scope borrows (POLICY.md "Guarantee: protected and borrowed").
-        assert.deepEqual(Object.keys(quota).sort(), [...VIEW_FIELDS, 'borrowed'].sort(), quota.scope);
+        // llmgw adds what the scope borrows (POLICY.md "Guarantee: protected and borrowed") and whether
+        // its models may preempt ("Priority and fair sharing among models").
+        assert.deepEqual(
+          Object.keys(quota).sort(),
+          [...VIEW_FIELDS, 'borrowed', 'preemption'].sort(),
+          quota.scope,
+        );
+        assert.equal(quota.preemption, 'lower-claim', 'the default, for quotas set as the original did');
       }
       const of = (key: string) => quotas.find((quota) => quota.scope === key)!;
       assert.deepEqual(

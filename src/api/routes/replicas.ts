@@ -7,6 +7,7 @@ import { readSnapshot } from '../../store/snapshot.ts';
 import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
+import { PreemptedForSchema } from '../schemas/models.ts';
 import { ResourcesSchema } from '../schemas/resources.ts';
 
 const ReplicaViewSchema = z
@@ -23,6 +24,7 @@ const ReplicaViewSchema = z
       .string()
       .nullable()
       .openapi({ description: "the engine's base URL, once its driver knows it" }),
+    preempted_for: PreemptedForSchema,
   })
   .openapi('Replica');
 
@@ -61,6 +63,8 @@ export function replicasRouter(deps: ApiDeps) {
         protected: Boolean(protectedBy.get(replica.id)),
         created_at: new Date(replica.created_at).toISOString(),
         endpoint: replica.endpoint ?? null,
+        // Left out (undefined) unless it frees room for a model.
+        preempted_for: replica.preempted_for ?? undefined,
       }));
       return c.json(body, 200);
     },

@@ -13,7 +13,17 @@ import { tokensPerSec } from '../throughput.ts';
 
 const SizingSchema = z
   .object({
-    plan: z.array(z.object({ profile: z.string(), replicas: z.number(), tokens_per_sec: z.number() })),
+    plan: z.array(
+      z.object({
+        profile: z.string(),
+        replicas: z.number(),
+        tokens_per_sec: z.number(),
+        preempts: z
+          .array(z.string())
+          .optional()
+          .openapi({ description: 'replicas of a lower claim these would preempt' }),
+      }),
+    ),
     reaches_tokens_per_sec: z.number(),
     fits: z.boolean(),
     blocked_by: z.array(z.string()),

@@ -51,6 +51,22 @@ export const DecisionSchema = z
   })
   .openapi('Decision');
 
+/** The bound of a model's priority either way; the store's check (migration 006) holds the same. */
+const MAX_MODEL_PRIORITY = 1_000_000;
+const PRIORITY_RANGE = `must be between -${MAX_MODEL_PRIORITY} and ${MAX_MODEL_PRIORITY}`;
+
+/** A model's priority as a PUT gives it (not a profile's): a whole number, higher keeps its replicas first. */
+export const ModelPrioritySchema = z
+  .number()
+  .int()
+  .min(-MAX_MODEL_PRIORITY, { error: PRIORITY_RANGE })
+  .max(MAX_MODEL_PRIORITY, { error: PRIORITY_RANGE });
+
+/** On a replica (in a model's detail and the replicas list): absent unless it frees room for a model. */
+export const PreemptedForSchema = z.string().optional().openapi({
+  description: 'while it drains: the model it was preempted for',
+});
+
 /** Sentences about an accepted change that the caller should know of (a limit that stops the model). */
 export const WarningsSchema = z.array(z.string()).optional();
 
@@ -63,6 +79,7 @@ export const ModelSummarySchema = z
     name: z.string(),
     owner: z.string().openapi({ description: 'the owner scope key; "" when the model has none' }),
     owner_name: z.string().nullable(),
+    priority: z.number().int().openapi({ description: "the model's priority among models (0 unless set)" }),
     min_replicas: z.number(),
     max_replicas: z.number(),
     target_tokens_per_sec: z.number().optional(),

@@ -5,7 +5,7 @@ import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
 
 interface SizingPlan {
-  plan: { profile: string; replicas: number; tokens_per_sec: number }[];
+  plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];
   reaches_tokens_per_sec: number;
   fits: boolean;
   blocked_by: string[];
@@ -17,6 +17,9 @@ function planText(name: string, wanted: number, sizing: SizingPlan, applied: boo
       ['PROFILE', 'REPLICAS', 'TOKENS_PER_SEC'],
       sizing.plan.map((p) => [p.profile, p.replicas, num(p.tokens_per_sec)]),
       'no replica to add',
+    ),
+    ...sizing.plan.flatMap((p) =>
+      p.preempts ? [`${p.profile} preempts ${p.preempts.join(', ')} (replicas of a lower claim)`] : [],
     ),
     `reaches ${num(sizing.reaches_tokens_per_sec)} of ${wanted} tokens/s: ${sizing.fits ? 'fits' : 'does not fit'}`,
     ...sizing.blocked_by.map((why) => `blocked by: ${why}`),

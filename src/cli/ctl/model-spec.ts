@@ -17,6 +17,8 @@ interface ModelSummary {
   /** "" when the model has none. */
   owner: string;
   owner_name: string | null;
+  /** The model's own priority, not a profile's. */
+  priority: number;
   min_replicas: number;
   max_replicas: number;
   target_tokens_per_sec?: number;
@@ -78,6 +80,7 @@ function detailText(model: ModelDetail): string {
   const fields = [
     ['name', model.name],
     ['owner', ownerText(model)],
+    ['priority', model.priority],
     ['replicas', `${replicaCounts(model.replicas)} (min ${model.min_replicas}, max ${model.max_replicas})`],
     ['in flight', `${model.in_flight ?? 'unknown'} (capacity at SLO ${model.capacity_at_slo})`],
     ['target', model.target_tokens_per_sec === undefined ? '-' : `${model.target_tokens_per_sec} tokens/s`],
@@ -137,9 +140,12 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
     summary: 'Create or update the models of a YAML file (PUT /api/v1/models/NAME for each).',
     details: [
       'The file holds one model per YAML document; an owner or target_tokens_per_sec left out keeps what',
-      'the model has (null clears it):',
+      'the model has (null clears it), and so does a priority left out (0 for a new model). The priority',
+      '(-1000000 to 1000000) orders models competing for one limit or node: a higher one keeps and takes',
+      "room first. A profile's priority only orders the model's own profiles.",
       '  name: llama-70b',
       '  owner: team:Acme/ml',
+      '  priority: 100',
       '  min_replicas: 1',
       '  max_replicas: 4',
       '  profiles:',
@@ -172,16 +178,26 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
   },
   {
     path: 'model list',
-    summary: 'List models with their replicas, load, capacity at SLO, status and newest decision.',
+    summary: 'List models with their priority, replicas, load, capacity at SLO, status and newest decision.',
     examples: ['llmgw ctl model list', 'llmgw ctl model list -o json'],
     async run(ctx) {
       const models = await ctx.api().get<ModelSummary[]>('/models');
       ctx.out.show(models, () =>
         table(
-          ['NAME', 'OWNER', 'REPLICAS', 'IN_FLIGHT', 'CAPACITY_AT_SLO', 'STATUS', 'LAST_DECISION'],
+          [
+            'NAME',
+            'OWNER',
+            'PRIORITY',
+            'REPLICAS',
+            'IN_FLIGHT',
+            'CAPACITY_AT_SLO',
+            'STATUS',
+            'LAST_DECISION',
+          ],
           models.map((m) => [
             m.name,
             m.owner_name ?? '-',
+            m.priority,
             replicaCounts(m.replicas),
             num(m.in_flight, 0),
             m.capacity_at_slo,

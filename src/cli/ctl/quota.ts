@@ -1,3 +1,4 @@
+import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
@@ -8,6 +9,7 @@ interface QuotaRow {
   name: string;
   guarantee: Resources;
   limit: Resources;
+  preemption: Preemption;
   holds: Resources;
   borrowed: Resources;
   updated_by: string;
@@ -19,7 +21,7 @@ interface Preview {
   became_borrowed: string[];
   became_protected: string[];
   reclaimable: { replica: string; model: string; resources: Resources }[];
-  blocked_models: { model: string; why: string }[];
+  blocked_models: { model: string; why: string; preempts?: string[] }[];
   warnings: string[];
 }
 
@@ -30,6 +32,9 @@ const SCOPE_HELP =
   'SCOPE is org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT (or the ID after the colon); ' +
   'a last segment alone (team:ml) works where it is unique.';
 const RESOURCES_HELP = 'R is NAME=NUMBER[,NAME=NUMBER...] with NAME gpus, cores or memory_gib.';
+const PREEMPTION_HELP =
+  'P is lower-claim or never: whether a model under the scope that a limit or missing room blocks may ' +
+  'drain replicas of other models with a strictly lower claim (priority, then floor, demand, surplus).';
 
 const QUOTA_OPTIONS: Record<string, OptionSpec> = {
   guarantee: {
@@ -38,7 +43,22 @@ const QUOTA_OPTIONS: Record<string, OptionSpec> = {
     description: 'resources guaranteed to the scope, e.g. gpus=8,cores=64',
   },
   limit: { type: 'string', value: 'R', description: 'the most the scope may hold, e.g. gpus=16' },
+  preemption: {
+    type: 'string',
+    value: 'P',
+    description: 'lower-claim (the default) or never: whether models under the scope may preempt',
+  },
 };
+
+/** --preemption as the API takes it; absent leaves it out (the quota gets the default). */
+function preemptionOption(input: Input): { preemption?: Preemption } {
+  const given = input.values.preemption as string | undefined;
+  if (given === undefined) return {};
+  if (!PREEMPTION_SETTINGS.includes(given as Preemption)) {
+    throw new UsageError(`--preemption ${given}: give ${PREEMPTION_SETTINGS.join(' or ')}`);
+  }
+  return { preemption: given as Preemption };
+}
 
 /** The body of PUT /quotas and POST /quotas/preview. */
 function quotaBody(input: Input) {
@@ -51,18 +71,20 @@ function quotaBody(input: Input) {
     scope: input.positionals[0],
     ...(guarantee === undefined ? {} : { guarantee: parseResources(guarantee, '--guarantee') }),
     ...(limit === undefined ? {} : { limit: parseResources(limit, '--limit') }),
+    ...preemptionOption(input),
   };
 }
 
 /** Quotas as a table, one row each, with what their scopes hold and borrow. */
 const quotaTable = (quotas: QuotaRow[]) =>
   table(
-    ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
+    ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'PREEMPTION', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
     quotas.map((q) => [
       q.name,
       q.scope,
       formatResources(q.guarantee),
       formatResources(q.limit),
+      q.preemption,
       formatUsage(q.holds),
       formatUsage(q.borrowed),
       q.updated_by,
@@ -116,12 +138,14 @@ export const QUOTA_COMMANDS: Command[] = [
     path: 'quota set',
     args: 'SCOPE',
     positionals: { min: 1, max: 1 },
-    summary: "Set a scope's whole quota: what is not given is not set (no guarantee, no limit on it).",
-    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\nA guarantee protects replicas from reclaim; a limit stops new replicas.`,
+    summary:
+      "Set a scope's whole quota: what is not given is not set (no guarantee, no limit on it, preemption lower-claim).",
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\nA guarantee protects replicas from reclaim; a limit stops new replicas.\n${PREEMPTION_HELP}`,
     options: QUOTA_OPTIONS,
     examples: [
       'llmgw ctl quota set team:Acme/ml --guarantee gpus=8,cores=64 --limit gpus=16',
       'llmgw ctl quota set org:Acme --limit gpus=64,memory_gib=4096',
+      'llmgw ctl quota set team:Acme/batch --limit gpus=32 --preemption never',
     ],
     async run(ctx, input) {
       const { body } = await ctx
@@ -154,7 +178,7 @@ export const QUOTA_COMMANDS: Command[] = [
     positionals: { min: 1, max: 1 },
     summary:
       'What setting this quota would change: replicas becoming borrowed or reclaimable, models blocked. Changes nothing.',
-    details: `${SCOPE_HELP}\n${RESOURCES_HELP}`,
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\n${PREEMPTION_HELP}`,
     options: QUOTA_OPTIONS,
     examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
     async run(ctx, input) {

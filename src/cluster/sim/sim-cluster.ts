@@ -50,17 +50,19 @@ export class SimCluster implements ClusterDriver {
       where p.model = r.model and p.name = r.profile and r.state = 'starting'
         and r.updated_at <= now() - ${this.options.startDelayMs} * interval '1 millisecond'
       returning r.model, r.node, r.state`;
-    const stopped = await sql<{ model: string; node: string }[]>`
+    const stopped = await sql<{ model: string; node: string; preempted_for: string | null }[]>`
       update replicas set state = 'stopped', updated_at = now()
       where state = 'draining' and updated_at <= now() - ${this.options.drainGraceMs} * interval '1 millisecond'
-      returning model, node`;
+      returning model, node, preempted_for`;
     // Room freed on a node (a replica stopped or failed) may be what a reservation there waits for.
     const freed = [...stopped, ...started.filter((r) => r.state === 'failed')].map((r) => r.node);
     const waiting = freed.length
       ? await sql<{ model: string }[]>`
           select distinct model from replicas where state = 'pending' and node in ${sql(freed)}`
       : [];
-    const models = new Set([...started, ...stopped, ...waiting].map((row) => row.model));
+    // A model a stopped replica was preempted for places its replica now.
+    const preemptedFor = stopped.flatMap((row) => (row.preempted_for ? [{ model: row.preempted_for }] : []));
+    const models = new Set([...started, ...stopped, ...waiting, ...preemptedFor].map((row) => row.model));
     if (models.size > 0) await this.reconcilers.tell([...models], 'replicaChanged');
   }
 

@@ -108,7 +108,7 @@ describe("the worker's hooks", () => {
       ({ replica, model: 'web', owner, node: 'n', resources: {} }) as NonNullable<
         Decision['victims']
       >[number];
-    hooks.activityHooks.onReclaim(
+    hooks.activityHooks.onVictims(
       decision({
         action: 'reclaim',
         reclaim_for: 'team:ml',
@@ -119,6 +119,34 @@ describe("the worker's hooks", () => {
       sample(metrics.registry, 'llmgw_reclaims_total', labels);
     assert.equal(await reclaims({ from_scope: 'team:web', for_scope: 'team:ml' }), 2);
     assert.equal(await reclaims({ from_scope: 'none', for_scope: 'team:ml' }), 1);
+  });
+
+  it('count preempted replicas by the scope they came from and their tier, apart from reclaims', async () => {
+    const [metrics, hooks] = fresh();
+    const victim = (replica: string, owner: string | null, tier: 'surplus' | 'demand') =>
+      ({
+        replica,
+        model: 'web',
+        owner,
+        node: 'n',
+        resources: {},
+        claim: { priority: 0, tier, k: 2, of: 1 },
+      }) as NonNullable<Decision['victims']>[number];
+    hooks.activityHooks.onVictims(
+      decision({
+        action: 'preempt',
+        victims: [
+          victim('a', 'team:web', 'surplus'),
+          victim('b', 'team:web', 'surplus'),
+          victim('c', null, 'demand'),
+        ],
+      }),
+    );
+    const preemptions = (labels: Record<string, string>) =>
+      sample(metrics.registry, 'llmgw_preemptions_total', labels);
+    assert.equal(await preemptions({ from_scope: 'team:web', tier: 'surplus' }), 2);
+    assert.equal(await preemptions({ from_scope: 'none', tier: 'demand' }), 1);
+    assert.equal(await sample(metrics.registry, 'llmgw_reclaims_total'), undefined, 'no reclaim counted');
   });
 
   it('count store failures of activities by name, from zero, and pass everything else through', async () => {

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import type { Pending, ProfileRejection } from '../../../src/domain/decision.ts';
 import type { ModelMemory, Snapshot } from '../../../src/domain/snapshot.ts';
 import { chooseProfile } from '../../../src/policy/choose-profile.ts';
+import { nextClaim } from '../../../src/policy/claims.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
 import { modelFigures } from '../../../src/policy/model-figures.ts';
 import { buildView } from '../../../src/policy/view.ts';
@@ -53,7 +54,9 @@ function choose(c: Omit<Case, 'want'>): Outcome {
   const view = buildView(c.s);
   const m = view.models.get(c.model ?? 'chat')!;
   const { profiles } = modelFigures(view, m);
-  const choice = chooseProfile(view, m, profiles, c.memory ?? memory(), c.measuredOnly ?? false);
+  const serving = view.replicasOfModel(m.name).filter((r) => r.state !== 'draining').length;
+  const claim = nextClaim(m, serving);
+  const choice = chooseProfile(view, m, profiles, c.memory ?? memory(), c.measuredOnly ?? false, claim);
   const { rejected } = choice;
   if (choice.action === 'place')
     return { action: 'place', profile: choice.profile.name, node: choice.node, rejected };
@@ -62,6 +65,7 @@ function choose(c: Omit<Case, 'want'>): Outcome {
     const ids = victims.map((v) => v.replica);
     return { action: 'reclaim', profile: choice.profile.name, node, victims: ids, for: scope, rejected };
   }
+  if (choice.action === 'preempt') throw new Error('these cases preempt nothing');
   return { action: 'none', pending: choice.pending, rejected };
 }
 

@@ -173,12 +173,16 @@ export const later = (s: Snapshot, ms: number): Snapshot => ({ ...s, now: s.now 
 let placed = 0;
 /**
  * The snapshot after the decision is carried out the way the activities do it: a placed or reserved
- * replica starts pending (created now), victims and removed replicas are draining.
+ * replica starts pending (created now), victims and removed replicas are draining (the victims of a
+ * preemption for the decision's model).
  */
 export function apply(s: Snapshot, d: Decision): Snapshot {
   const drain = new Set(d.action === 'remove' ? [d.replica!] : (d.victims ?? []).map((v) => v.replica));
-  const replicas = s.replicas.map((r) => (drain.has(r.id) ? { ...r, state: 'draining' as const } : r));
-  if (d.action === 'place' || d.action === 'reclaim') {
+  const preemptedFor = d.action === 'preempt' ? d.model : null;
+  const replicas = s.replicas.map((r) =>
+    drain.has(r.id) ? { ...r, state: 'draining' as const, preempted_for: preemptedFor } : r,
+  );
+  if (d.action === 'place' || d.action === 'reclaim' || d.action === 'preempt') {
     replicas.push({
       id: `${d.model}-new-${String(++placed).padStart(8, '0')}`,
       model: d.model,
@@ -186,7 +190,9 @@ export function apply(s: Snapshot, d: Decision): Snapshot {
       node: d.node!,
       resources: d.resources!,
       state: 'pending',
-      created_at: s.now,
+      // The reservation lock serialises reservations and the store stamps each in microseconds: each
+      // is newer than the one before, even within one millisecond.
+      created_at: s.now + placed / 1000,
     });
   }
   return { ...s, replicas };

@@ -65,10 +65,4 @@ describe('limits', () => {
   it('a model without owner meets no limit', () => {
     assert.equal(blockingLimit(scene([quota('org:acme', undefined, gpus(0))]), null, gpus(8)), null);
   });
-
-  it('a simulation may pass its own holdings', () => {
-    const view = scene([quota('team:ml', undefined, gpus(16))]);
-    const simulated = new Map([['team:ml' as const, gpus(0)]]);
-    assert.equal(blockingLimit(view, 'project:training', gpus(4), simulated), null);
-  });
 });

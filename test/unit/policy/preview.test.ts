@@ -48,6 +48,23 @@ describe('quota preview', () => {
     ]);
   });
 
+  it('a blocked model says which replicas of a lower claim it would preempt', () => {
+    const floor = model('floor', [g2], { owner: 'project:serving', min_replicas: 1 });
+    const withFloor = {
+      ...s,
+      models: [chat, web, floor],
+      load: { chat: { in_flight: 0, waiting: 0, reported_at: s.now } },
+    };
+    assert.deepEqual(previewQuota(withFloor, quota('team:ml', gpus(4), gpus(6))).blocked_models, [
+      { model: 'chat', why: 'limit of team Acme / ml: holds 6 GPUs + 2 > 6' },
+      {
+        model: 'floor',
+        why: 'limit of team Acme / ml: holds 6 GPUs + 2 > 6, but it may preempt c3 (priority 0, surplus)',
+        preempts: ['c3 (priority 0, surplus)'],
+      },
+    ]);
+  });
+
   it('a model the old limit already blocked is not news', () => {
     const tight = { ...s, quotas: [quota('team:ml', gpus(4), gpus(6))] };
     assert.deepEqual(previewQuota(tight, quota('team:ml', gpus(4), gpus(5))).blocked_models, []);

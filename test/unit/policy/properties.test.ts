@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ACTIVE_STATES, type ClusterNode, type Replica } from '../../../src/domain/cluster.ts';
+import type { ClusterNode, Replica } from '../../../src/domain/cluster.ts';
 import type { Decision } from '../../../src/domain/decision.ts';
 import type { Model, Profile } from '../../../src/domain/model.ts';
 import type { Quota } from '../../../src/domain/quota.ts';
@@ -13,68 +13,7 @@ import { DEFAULT_POLICY_SETTINGS, type ModelMemory, type Snapshot } from '../../
 import { decideModel } from '../../../src/policy/decide.ts';
 import { add, fitsWithin, subtract, sum, usesAnyOf } from '../../../src/policy/resources.ts';
 import { apply, measured, memory, NOW, org, project, SECOND, settle, team, world } from './fixtures.ts';
-
-// ---- oracle -----------------------------------------------------------------------------------------
-
-const isActive = (r: Replica) => ACTIVE_STATES.includes(r.state);
-const ownerOf = (s: Snapshot, r: Replica) => s.models.find((m) => m.name === r.model)?.owner ?? null;
-
-function chainOf(s: Snapshot, key: ScopeKey | null): ScopeKey[] {
-  const chain: ScopeKey[] = [];
-  for (
-    let scope = s.scopes.find((x) => x.key === key);
-    scope;
-    scope = s.scopes.find((x) => x.key === scope!.parent)
-  ) {
-    chain.push(scope.key);
-  }
-  return chain;
-}
-const under = (s: Snapshot, r: Replica, scope: ScopeKey) => chainOf(s, ownerOf(s, r)).includes(scope);
-const holds = (s: Snapshot, scope: ScopeKey) =>
-  sum(s.replicas.filter((r) => isActive(r) && under(s, r, scope)).map((r) => r.resources));
-
-/**
- * Replica IDs that fit the guarantee of some scope on their owner's chain. Each scope walks its replicas
- * alone, ancestors before descendants, and takes only what every ancestor whose guarantee the replica
- * draws on took too (guarantees nest).
- */
-function protectedIds(s: Snapshot): Set<string> {
-  const takenBy = new Map<ScopeKey, Set<string>>();
-  const guaranteeOf = (key: ScopeKey) => s.quotas.find((q) => q.scope === key)?.guarantee;
-  const depth = (key: ScopeKey) => chainOf(s, key).length;
-  for (const q of [...s.quotas].sort((a, b) => depth(a.scope) - depth(b.scope))) {
-    if (!q.guarantee) continue;
-    const ancestors = chainOf(s, q.scope).slice(1);
-    const mine = s.replicas
-      .filter((r) => isActive(r) && under(s, r, q.scope))
-      .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
-    const taken = new Set<string>();
-    let held: Resources = {};
-    for (const r of mine) {
-      const ancestorsTook = ancestors.every((a) => {
-        const above = guaranteeOf(a);
-        return !above || !usesAnyOf(r.resources, above) || takenBy.get(a)?.has(r.id);
-      });
-      if (
-        ancestorsTook &&
-        usesAnyOf(r.resources, q.guarantee) &&
-        fitsWithin(add(held, r.resources), q.guarantee)
-      ) {
-        held = add(held, r.resources);
-        taken.add(r.id);
-      }
-    }
-    takenBy.set(q.scope, taken);
-  }
-  return new Set([...takenBy.values()].flatMap((ids) => [...ids]));
-}
-
-const onNode = (s: Snapshot, name: string, which: (r: Replica) => boolean) =>
-  sum(s.replicas.filter((r) => r.node === name && which(r)).map((r) => r.resources));
-const full = (n: ClusterNode): Resources => ({ gpus: 0, cores: 0, memory_gib: 0, ...n.capacity });
-const hostable = (n: ClusterNode | undefined, p: Profile | undefined) =>
-  !!n && !!p && n.state === 'ready' && (!p.gpu_model || p.gpu_model === n.gpu_model);
+import { chainOf, checkNodes, full, holds, hostable, isActive, onNode, protectedIds } from './oracle.ts';
 
 /** Checks one decision against the state it was made on. */
 function checkDecision(s: Snapshot, d: Decision) {
@@ -128,18 +67,6 @@ function checkDecision(s: Snapshot, d: Decision) {
     usesAnyOf(r, guarantee!) && fitsWithin(add(holds(s, scope), r), guarantee!),
     'the reclaimer is within its guarantee',
   );
-}
-
-/**
- * No node is overcommitted: what its pending (reservations included), starting and ready replicas hold
- * stays within its capacity. Draining replicas still hold their room until stopped, which placement
- * respects (checked per decision); only their reclaimer's reservation may stand next to them meanwhile.
- */
-function checkNodes(s: Snapshot) {
-  for (const n of s.nodes) {
-    const committed = onNode(s, n.name, (r) => isActive(r) && r.state !== 'draining');
-    assert.ok(fitsWithin(committed, full(n)), `${n.name} is not overcommitted`);
-  }
 }
 
 /** What each victim's model decides when replayed right after the reclaim: its reclaimed replicas of the reclaimer. */
@@ -477,7 +404,7 @@ const NUM_RUNS = Number(process.env.POLICY_RUNS ?? 200);
 
 describe('invariants over random worlds and event sequences', () => {
   it('hold after every step (load, quota and owner changes, decisions applied)', () => {
-    const seen = { place: 0, reclaim: 0, remove: 0, none: 0 };
+    const seen = { place: 0, reclaim: 0, preempt: 0, remove: 0, none: 0 };
     fc.assert(
       fc.property(scenario({ gpusOnly: false, churn: true }), (sc) => {
         for (const { decision } of run(sc, () => {}).decisions) seen[decision.action]++;
@@ -523,14 +450,20 @@ describe('invariants over random worlds and event sequences', () => {
     );
   });
 
-  it('a replica placed by a reclaim is never a victim while quotas and owners stay', () => {
+  it('a replica placed by a reclaim is never reclaimed back, nor preempted from outside its guarantee, while quotas and owners stay', () => {
     fc.assert(
       fc.property(scenario({ gpusOnly: false, churn: false }), (sc) => {
-        const reserved = new Set<string>();
-        run(sc, (_before, d, after) => {
-          for (const v of d.victims ?? [])
-            assert.ok(!reserved.has(v.replica), `${v.replica} was reclaimed back`);
-          if (d.action === 'reclaim') reserved.add(after.replicas.at(-1)!.id);
+        const reservedFor = new Map<string, ScopeKey>();
+        run(sc, (before, d, after) => {
+          for (const v of d.victims ?? []) {
+            const scope = reservedFor.get(v.replica);
+            if (scope === undefined) continue;
+            assert.equal(d.action, 'preempt', `${v.replica} was reclaimed back`);
+            // Within the scope whose guarantee protects it, a higher claim may still take it (fair share).
+            const chain = chainOf(before, before.models.find((m) => m.name === d.model)!.owner);
+            assert.ok(chain.includes(scope), `${v.replica} was preempted for ${d.model}, outside ${scope}`);
+          }
+          if (d.action === 'reclaim') reservedFor.set(after.replicas.at(-1)!.id, d.reclaim_for!);
         });
       }),
       { numRuns: NUM_RUNS },

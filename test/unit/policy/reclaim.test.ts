@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ClusterNode, Replica } from '../../../src/domain/cluster.ts';
 import type { Model } from '../../../src/domain/model.ts';
 import type { Quota } from '../../../src/domain/quota.ts';
+import { nextClaim } from '../../../src/policy/claims.ts';
 import { planReclaim, reclaimingScope } from '../../../src/policy/reclaim.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import { cores, gpus, model, node, org, profile, quota, replica, SCOPES, world } from './fixtures.ts';
@@ -24,7 +25,8 @@ function plan(
   who = mine,
 ) {
   const view = buildView(world({ scopes, quotas, models: [mine, web, small, who], nodes, replicas }));
-  const result = planReclaim(view, who, who.profiles[0]);
+  const serving = view.replicasOfModel(who.name).filter((r) => r.state !== 'draining').length;
+  const result = planReclaim(view, who, who.profiles[0], nextClaim(who, serving));
   return result && { node: result.node, victims: result.victims.map((v) => v.replica), for: result.for };
 }
 

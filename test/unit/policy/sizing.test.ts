@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { sizeForThroughput } from '../../../src/policy/sizing.ts';
-import { cores, gpus, measured, model, node, profile, quota, replica, SCOPES, world } from './fixtures.ts';
+import {
+  cores,
+  gpus,
+  measured,
+  model,
+  NOW,
+  node,
+  profile,
+  quota,
+  replica,
+  SCOPES,
+  world,
+} from './fixtures.ts';
 
 const h100 = profile('vllm-h100', gpus(2, { cores: 16 }), { priority: 10, gpu_model: 'H100' });
 const cpuLlama = profile('cpu-llama', cores(16));
@@ -96,6 +108,34 @@ describe('sizing for a throughput', () => {
     );
     assert.deepEqual(sizing.blocked_by, ['profile slow cannot meet its SLO']);
     assert.equal(sizing.fits, false);
+  });
+
+  it('counts the replicas of a lower claim it would preempt, and names them', () => {
+    const idle = model('idle', [h100], { owner: 'team:ml', max_replicas: 4 });
+    const idles = Array.from({ length: 4 }, (_, i) =>
+      replica(`i${i}`, { model: 'idle', profile: h100, node: 'gpu-1' }),
+    );
+    const s = scene({
+      models: [chat, idle],
+      replicas: idles,
+      quotas: [quota('team:ml', undefined, gpus(8))],
+      load: { idle: { in_flight: 0, waiting: 0, reported_at: NOW } },
+    });
+    const sizing = sizeForThroughput(s, 'chat', 2000);
+    assert.deepEqual(sizing.plan, [
+      {
+        profile: 'vllm-h100',
+        replicas: 2,
+        tokens_per_sec: 2000,
+        preempts: ['i3 (priority 0, surplus)', 'i2 (priority 0, surplus)'],
+      },
+    ]);
+    assert.equal(sizing.fits, true);
+    const never = {
+      ...s,
+      quotas: [{ ...quota('team:ml', undefined, gpus(8)), preemption: 'never' as const }],
+    };
+    assert.deepEqual(sizeForThroughput(never, 'chat', 2000).plan[0]?.profile, 'cpu-llama');
   });
 
   it('changes nothing in the snapshot', () => {

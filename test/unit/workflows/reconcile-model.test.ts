@@ -316,6 +316,50 @@ describe('the reconciler workflow', () => {
     );
   });
 
+  it('reserves for a preemption, tells its victims why, and leaves the start to when they stopped', async () => {
+    const preempt = decision('high', {
+      action: 'preempt',
+      profile: 'small',
+      node: 'n1',
+      preempt_limit: 'team:shared',
+      claim: { priority: 5, tier: 'floor', k: 1, of: 1 },
+      victims: [
+        {
+          replica: 'low-1',
+          model: 'low',
+          owner: 'team:shared',
+          node: 'n1',
+          resources: { gpus: 1 },
+          claim: { priority: 0, tier: 'surplus', k: 2, of: 1 },
+        },
+      ],
+    });
+    let highPlans = 0;
+    await withReconcilers(
+      {
+        planPass: async ({ model }) =>
+          plan(model === 'high' && ++highPlans === 1 ? preempt : decision(model)),
+      },
+      async (start, calls) => {
+        const low = await start({ model: 'low' });
+        await until('low is steady', async () => (await low.query(stateQuery)).status === 'steady');
+        await start({ model: 'high' });
+        await until('low hears why', async () => (await low.query(stateQuery)).notes.length > 0);
+        assert.deepEqual((await low.query(stateQuery)).notes, ['preempted for high']);
+        const reserved = calls.reserveReplica.filter((call) => call.decision.model === 'high');
+        assert.equal(reserved.length, 1);
+        assert.equal(reserved[0].decision.action, 'preempt');
+        // Its start waits for the victims: a later pass starts it, never this one.
+        assert.deepEqual(
+          calls.startReplica.filter((call) => call.replicaId === reserved[0].replicaId),
+          [],
+        );
+        const recorded = calls.recordDecision.find((call) => call.decision.model === 'high');
+        assert.equal(recorded?.replica, reserved[0].replicaId);
+      },
+    );
+  });
+
   it('plans again after a pass during which a wake signal came, with the newer policy', async () => {
     const recording = gate();
     await withReconcilers({ recordDecision: () => recording.pass() }, async (start, calls) => {

@@ -75,6 +75,7 @@ export async function modelSummaries(
       name: model.name,
       owner: model.owner ?? '',
       owner_name: model.owner ? view.displayName(model.owner) : null,
+      priority: model.priority ?? 0,
       min_replicas: model.min_replicas,
       max_replicas: model.max_replicas,
       ...(model.target_tokens_per_sec === undefined

@@ -5,6 +5,8 @@ import { NameParam } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
 import {
   DecisionSchema,
+  PreemptedForSchema,
+  ModelPrioritySchema,
   ModelSummarySchema,
   OwnerInputSchema,
   ProfileSchema,
@@ -24,6 +26,10 @@ export const ModelInputSchema = z
     owner: OwnerInputSchema.optional().openapi({
       description: 'absent keeps the stored owner (none for a new model); "" or null clears it',
     }),
+    priority: ModelPrioritySchema.optional().openapi({
+      description:
+        'among models competing for one limit or node, a higher priority keeps and takes room first; absent keeps the stored priority (0 for a new model)',
+    }),
     min_replicas: z.number().int().min(0).max(10_000).default(0),
     max_replicas: z.number().int().min(1).max(10_000),
     target_tokens_per_sec: tokensPerSec().positive().nullable().optional().openapi({
@@ -42,6 +48,7 @@ const ReplicaSchema = z.object({
   resources: ResourcesSchema,
   state: z.string(),
   created_at: z.string(),
+  preempted_for: PreemptedForSchema,
 });
 
 export const ModelDetailSchema = ModelSummarySchema.extend({

@@ -143,5 +143,10 @@ async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>)
       `the guarantee of ${formatAmount(above, guarantee![above]!)} is above the limit of ${formatAmount(above, limit![above]!)}`,
     );
   }
-  return { scope: scope.key, ...(guarantee ? { guarantee } : {}), ...(limit ? { limit } : {}) };
+  return {
+    scope: scope.key,
+    ...(guarantee ? { guarantee } : {}),
+    ...(limit ? { limit } : {}),
+    ...(input.preemption ? { preemption: input.preemption } : {}),
+  };
 }

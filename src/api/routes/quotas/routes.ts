@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { PREEMPTION_SETTINGS } from '../../../domain/quota.ts';
 import { permits } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
@@ -9,6 +10,11 @@ import { ResourcesSchema } from '../../schemas/resources.ts';
 
 const BODY_LIMIT = 16 * 1024;
 
+const PreemptionSchema = z.enum(PREEMPTION_SETTINGS, { error: 'must be "never" or "lower-claim"' }).openapi({
+  description:
+    'whether models under the scope may preempt replicas of a strictly lower claim when a limit or missing room blocks them ("lower-claim") or wait ("never")',
+});
+
 export const QuotaInputSchema = z
   .strictObject({
     // May be absent or empty, so that a missing scope gets the resolution's sentence, as in the original.
@@ -18,6 +24,9 @@ export const QuotaInputSchema = z
     }),
     guarantee: ResourcesSchema.optional(),
     limit: ResourcesSchema.optional(),
+    preemption: PreemptionSchema.optional().openapi({
+      description: 'absent is "lower-claim": the whole quota is replaced, this too',
+    }),
   })
   .openapi('QuotaInput');
 
@@ -27,6 +36,7 @@ const QuotaViewSchema = z
     name: z.string(),
     guarantee: ResourcesSchema.describe('{} when the quota sets none'),
     limit: ResourcesSchema.describe('{} when the quota sets none'),
+    preemption: PreemptionSchema,
     holds: FiguresSchema,
     borrowed: FiguresSchema,
     updated_by: z.string(),
@@ -40,7 +50,16 @@ const PreviewSchema = z
     became_borrowed: z.array(z.string()),
     became_protected: z.array(z.string()),
     reclaimable: z.array(z.object({ replica: z.string(), model: z.string(), resources: ResourcesSchema })),
-    blocked_models: z.array(z.object({ model: z.string(), why: z.string() })),
+    blocked_models: z.array(
+      z.object({
+        model: z.string(),
+        why: z.string(),
+        preempts: z
+          .array(z.string())
+          .optional()
+          .openapi({ description: 'replicas of a lower claim it would preempt to start all the same' }),
+      }),
+    ),
     warnings: z
       .array(z.string())
       .describe('Why the guarantee cannot be honoured as written (nesting caps it).'),
