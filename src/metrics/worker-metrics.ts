@@ -15,7 +15,10 @@ export function workerMetrics(metrics: Metrics = processMetrics) {
     onVictims: (decision) => {
       for (const victim of decision.victims ?? []) {
         if (decision.action === 'preempt') {
-          metrics.preemptions.inc({ from_scope: victim.owner ?? 'none', tier: victim.claim?.tier ?? 'unknown' });
+          metrics.preemptions.inc({
+            from_scope: victim.owner ?? 'none',
+            tier: victim.claim?.tier ?? 'unknown',
+          });
         } else {
           metrics.reclaims.inc({
             from_scope: victim.owner ?? 'none',

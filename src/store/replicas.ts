@@ -1,7 +1,10 @@
 import type { Replica, ReplicaState } from '../domain/cluster.ts';
 import type { Db, Sql } from './db.ts';
 
-type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & { created_at: Date; preempted_for: string | null };
+type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & {
+  created_at: Date;
+  preempted_for: string | null;
+};
 /** `preempted_for` only when set: most replicas free room for nobody. */
 const toReplica = ({ preempted_for, ...row }: ReplicaRow): Replica => ({
   ...row,

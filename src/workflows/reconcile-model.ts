@@ -243,7 +243,9 @@ async function pass(
 /** Victims were marked draining in the reservation; their reconcilers hear why. */
 async function tellVictims(decision: Decision) {
   const why =
-    decision.action === 'preempt' ? `preempted for ${decision.model}` : `reclaimed for ${decision.reclaim_for}`;
+    decision.action === 'preempt'
+      ? `preempted for ${decision.model}`
+      : `reclaimed for ${decision.reclaim_for}`;
   const models = new Set((decision.victims ?? []).map((victim) => victim.model));
   for (const victimModel of models) {
     try {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { holdings, holdsOf } from '../../../src/policy/holdings.ts';
 import { buildView } from '../../../src/policy/view.ts';
-import { gpus, spreadScene } from './fixtures.ts';
+import { spreadScene } from './fixtures.ts';
 
 describe('holds per scope', () => {
   const view = buildView(spreadScene());

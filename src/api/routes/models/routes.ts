@@ -5,10 +5,10 @@ import { NameParam } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
 import {
   DecisionSchema,
-  PreemptedForSchema,
   ModelPrioritySchema,
   ModelSummarySchema,
   OwnerInputSchema,
+  PreemptedForSchema,
   ProfileSchema,
   WarningsSchema,
 } from '../../schemas/models.ts';
