@@ -374,9 +374,13 @@ describe('quotas API', () => {
     });
     assert.equal(preview.status, 200, JSON.stringify(preview.body));
     assert.equal((await quotaOf(scope)).preemption, 'lower-claim', 'a preview changes nothing');
+    // Turning preemption off is a quota of its own; saying only the default is saying nothing.
+    assert.equal((await put({ scope, preemption: 'never' })).status, 200);
+    assert.equal((await quotaOf(scope)).preemption, 'never');
+    assert.equal((await put({ scope, preemption: 'lower-claim' })).status, 400);
   });
 
-  it('refuses a preemption other than "never" or "lower-claim", and a quota of preemption alone', async () => {
+  it('refuses a preemption other than "never" or "lower-claim", and a quota of the default preemption alone', async () => {
     await org('PreemptBad');
     const t = await team('PreemptBad', 'ml');
     const scope = `team:${t.id}`;
@@ -387,7 +391,7 @@ describe('quotas API', () => {
       assertError(await put({ scope, limit: { gpus: 4 }, preemption }), 400, sentence);
     }
     assertError(
-      await put({ scope, preemption: 'never' }),
+      await put({ scope, preemption: 'lower-claim' }),
       400,
       'a quota needs a guarantee or a limit; to remove one, DELETE it',
     );

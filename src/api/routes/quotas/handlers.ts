@@ -134,7 +134,8 @@ async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>)
   // A dimension given as 0 is set (a limit of 0 GPUs keeps a scope off GPUs); only absent ones are not.
   const guarantee = input.guarantee && dimensionsOf(input.guarantee).length > 0 ? input.guarantee : undefined;
   const limit = input.limit && dimensionsOf(input.limit).length > 0 ? input.limit : undefined;
-  if (!guarantee && !limit)
+  // A quota that only turns preemption off says something; one that says nothing is refused, as in the original.
+  if (!guarantee && !limit && input.preemption !== 'never')
     throw new ApiError(400, 'a quota needs a guarantee or a limit; to remove one, DELETE it');
   const above = guaranteeAboveLimit(guarantee, limit);
   if (above) {
