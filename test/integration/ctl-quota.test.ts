@@ -94,7 +94,7 @@ describe('llmgw ctl quota', () => {
     assert.match(notNumber.stderr, /--limit: gpus=many is not a number/);
     const nothing = await ctl(stack, 'quota', 'set', 'team:ml');
     assert.equal(nothing.code, 2);
-    assert.match(nothing.stderr, /give --guarantee, --limit or both/);
+    assert.match(nothing.stderr, /give --guarantee, --limit, both, or --preemption never/);
     const noValue = await ctl(stack, 'quota', 'set', 'team:ml', '--limit');
     assert.equal(noValue.code, 2);
     assert.match(noValue.stderr, /--limit needs a value/);

@@ -64,14 +64,17 @@ function preemptionOption(input: Input): { preemption?: Preemption } {
 function quotaBody(input: Input) {
   const guarantee = input.values.guarantee as string | undefined;
   const limit = input.values.limit as string | undefined;
-  if (guarantee === undefined && limit === undefined) {
-    throw new UsageError('give --guarantee, --limit or both (to remove a quota: llmgw ctl quota rm SCOPE)');
+  const preemption = preemptionOption(input);
+  if (guarantee === undefined && limit === undefined && preemption.preemption !== 'never') {
+    throw new UsageError(
+      'give --guarantee, --limit, both, or --preemption never (to remove a quota: llmgw ctl quota rm SCOPE)',
+    );
   }
   return {
     scope: input.positionals[0],
     ...(guarantee === undefined ? {} : { guarantee: parseResources(guarantee, '--guarantee') }),
     ...(limit === undefined ? {} : { limit: parseResources(limit, '--limit') }),
-    ...preemptionOption(input),
+    ...preemption,
   };
 }
 
