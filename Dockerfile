@@ -5,6 +5,8 @@
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci applies the patches of dependencies (postinstall: patch-package), so they must be there first.
+COPY patches ./patches
 # Production dependencies only (tsx is one). The Temporal core bridge ships its native library for
 # linux (glibc) inside the npm package, hence a Debian (not Alpine) base.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force

@@ -5,7 +5,12 @@ export type Tx = postgres.TransactionSql;
 /** The store or a transaction of it: store calls take either, so that a change and its audit entry commit together. */
 export type Db = Sql | Tx;
 
-/** Runs `work` in a transaction of its own, or in a savepoint of the caller's transaction. */
+/**
+ * Runs `work` in a transaction of its own, or in a savepoint of the caller's transaction.
+ * sql.begin needs patches/postgres+3.4.9.patch (applied on install): without it, postgres.js 3.4.9 fails a
+ * transaction whose BEGIN fills a connection's pipeline (UNSAFE_TRANSACTION, porsager/postgres#1189), and a
+ * connection lost in a transaction crashes the process and fails the next query of its pool slot.
+ */
 export function transaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
   return ('begin' in db ? db.begin(work) : db.savepoint(work)) as Promise<T>;
 }
@@ -50,19 +55,12 @@ export function isUnstorableText(error: unknown): boolean {
 }
 
 export function connect(url: string, options: { max?: number } = {}): Sql {
-  const settings = {
+  return postgres(url, {
     max: options.max ?? 10,
     connect_timeout: 5,
     idle_timeout: 30,
     onnotice: () => {},
-    // postgres.js 3.4.9 skips reserving a transaction's connection when its BEGIN is the query that fills
-    // a connection's pipeline (porsager/postgres#1189): sql.begin then fails with UNSAFE_TRANSACTION.
-    // A CI run saw that error once, with 50 models created at once; whether the pipeline boundary of 100
-    // was the path is not reproduced. A deeper pipeline makes that path rarer (the driver reads this
-    // option, though its types leave it out).
-    max_pipeline: 1000,
-  };
-  return postgres(url, settings);
+  });
 }
 
 /** Runs a store call and turns a lost connection into StoreUnavailable. */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './db.ts';
+import { type Sql, transaction } from './db.ts';
 import { lockUntilCommit } from './locks.ts';
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -11,7 +11,7 @@ export async function migrate(sql: Sql): Promise<string[]> {
   const files = readdirSync(MIGRATIONS_DIR)
     .filter((file) => file.endsWith('.sql'))
     .sort();
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     // Transaction-scoped: a second process starting at once waits here, then finds nothing to do.
     await lockUntilCommit(tx, 'migrations');
     await tx`create table if not exists schema_migrations (

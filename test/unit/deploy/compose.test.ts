@@ -10,11 +10,11 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { parseClusterFile } from '../../src/cluster/sim/cluster-file.ts';
-import { SEARCH_ATTRIBUTE_FLAGS } from '../../src/workflows/search-attributes.ts';
-import { testTool } from '../support/test-tools.ts';
+import { parseClusterFile } from '../../../src/cluster/sim/cluster-file.ts';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../../../src/workflows/search-attributes.ts';
+import { testTool } from '../../support/test-tools.ts';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 // Environment variables llmgw reads (ARCHITECTURE.md, "Commands and configuration"), plus
 // LLMGW_HOST (the API's bind address, default 127.0.0.1), which src/config.ts reads and a container
@@ -586,6 +586,11 @@ describe('docker-compose.yml', () => {
       const host = env(svc).LLMGW_HOST ?? imageEnv.LLMGW_HOST;
       assert.ok(host === '0.0.0.0' || host === '::', `${name} binds to ${host ?? '127.0.0.1 (the default)'}`);
     }
+  });
+
+  it('copies the patches of dependencies before npm ci applies them', () => {
+    // Without them patch-package finds nothing and says so, and the image runs the unpatched driver.
+    assert.match(readRepoFile('Dockerfile'), /COPY patches \.\/patches\n[\s\S]*RUN npm ci/);
   });
 
   it('probes the API at /readyz on its own port', () => {
