@@ -123,27 +123,38 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Commits a place, reclaim or preempt decision (one transaction). A refusal is a normal answer, with the
-     * decision to record in its place.
+     * Commits a place, reclaim or preempt decision (one transaction), or the one the model makes on the
+     * state under the lock when that state refuses it (then `decision` is what was reserved). A refusal
+     * is a normal answer, with the decision to record in its place.
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
-    }): Promise<{ reserved: true } | { reserved: false; why: string; decision: Decision }> {
+    }): Promise<
+      { reserved: true; decision?: Decision } | { reserved: false; why: string; decision: Decision }
+    > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
         throw ApplicationFailure.nonRetryable(
           `cannot reserve for a ${input.decision.action} decision`,
           'BadInput',
         );
       }
-      const reservation = await guarded(() =>
-        reserve(sql, input.decision, input.replicaId, config.policy, now()),
-      );
+      const reservation = await guarded(async () => {
+        const backoff = backedOffUntil(await recentOutcomes(sql, input.decision.model, BACKOFF_CAP_MS * 2));
+        const memory = { scaleDownSince: input.decision.memory.scaleDownSince, backedOffUntil: backoff };
+        return reserve(sql, input.decision, input.replicaId, config.policy, now(), memory);
+      });
       if (!reservation.reserved) {
-        return { ...reservation, decision: refusedDecision(input.decision, reservation.why) };
+        const why = reservation.why;
+        return {
+          reserved: false,
+          why,
+          decision: reservation.decision ?? refusedDecision(input.decision, why),
+        };
       }
-      if (input.decision.victims?.length) deps.onVictims?.(input.decision);
-      for (const victim of input.decision.victims ?? []) {
+      const reserved = reservation.decision ?? input.decision;
+      if (reserved.victims?.length) deps.onVictims?.(reserved);
+      for (const victim of reserved.victims ?? []) {
         const replica = await getReplica(sql, victim.replica);
         if (replica?.state === 'draining') await driver.drain(replica);
       }

@@ -1,7 +1,8 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
-import type { Decision, Victim } from '../domain/decision.ts';
+import { type Decision, RESERVING_ACTIONS, type Victim } from '../domain/decision.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
-import type { PolicySettings } from '../domain/snapshot.ts';
+import type { ModelMemory, PolicySettings } from '../domain/snapshot.ts';
+import { decideModel } from '../policy/decide.ts';
 import { PREEMPTED, preemptedNote, RECLAIMED, reclaimedNote } from '../policy/explain.ts';
 import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
 import { buildView, type View } from '../policy/view.ts';
@@ -11,19 +12,28 @@ import { lockUntilCommit } from './locks.ts';
 import { getReplica, listReplicas, transition } from './replicas.ts';
 import { readSnapshot } from './snapshot.ts';
 
-export type Reservation = { reserved: true } | { reserved: false; why: string };
+/**
+ * reserved: what was reserved, when it is not the decision given (planned again under the lock);
+ * refused: why, and what the model would do on the state under the lock (nothing, and why not).
+ */
+export type Reservation =
+  | { reserved: true; decision?: Decision }
+  | { reserved: false; why: string; decision?: Decision };
 
 /**
  * Commits a place, reclaim or preempt decision in one transaction: under the lock it re-reads the
  * state, re-checks limits, node room and claims (policy/reservation.ts), inserts the replica as pending
  * and marks the victims draining. Idempotent: a replica ID that exists is reserved already.
+ * A decision the fresh state refuses (someone took its node or victim first) is planned again there,
+ * with the model's `memory`: a refusal then means the model can do nothing now, not that it came second.
  */
 export async function reserve(
   sql: Sql,
-  decision: Decision,
+  planned: Decision,
   replicaId: string,
   settings: PolicySettings,
   now: number,
+  memory: ModelMemory,
 ) {
   return transaction(sql, async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
@@ -32,8 +42,11 @@ export async function reserve(
     const [existing] = await tx`select id from replicas where id = ${replicaId}`;
     if (existing) return { reserved: true };
     const view = buildView(await readSnapshot(tx, now, settings));
-    const why = reservationRefusal(view, decision);
-    if (why) return { reserved: false, why };
+    const why = reservationRefusal(view, planned);
+    const decision = why ? decideModel(view, planned.model, memory) : planned;
+    if (why && (!RESERVING_ACTIONS.includes(decision.action) || reservationRefusal(view, decision))) {
+      return { reserved: false, why, ...(decision.action === 'none' && { decision }) };
+    }
 
     const profile = view.models.get(decision.model)!.profiles.find((p) => p.name === decision.profile)!;
     await tx`
@@ -61,7 +74,7 @@ export async function reserve(
         },
       });
     }
-    return { reserved: true };
+    return decision === planned ? { reserved: true } : { reserved: true, decision };
   });
 }
 

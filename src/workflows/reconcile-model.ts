@@ -194,6 +194,8 @@ async function pass(
     replica = `${model}-${uuid4().slice(0, 8)}`;
     const reservation = await act.reserveReplica({ decision, replicaId: replica });
     if (reservation.reserved) {
+      // Planned again under the lock: what was reserved is what happens and is recorded.
+      decision = reservation.decision ?? decision;
       if (decision.action === 'place') await act.startReplica({ replicaId: replica });
       else await tellVictims(decision);
       state.dirty = true; // one replica per pass: look again at once

@@ -79,10 +79,11 @@ describe('a refused reservation', () => {
     await sql?.end({ timeout: 5 });
   });
 
-  it('answers with the decision to record: nothing done, the refusal said, the plan kept', async () => {
-    await putNode(sql, { name: 'gpu-1', capacity: { gpus: 1 }, gpu_model: null, labels: {} });
+  const rivals = async (names: string[], nodes: string[]) => {
+    for (const node of nodes)
+      await putNode(sql, { name: node, capacity: { gpus: 1 }, gpu_model: null, labels: {} });
     const one = { name: 'one', priority: 0, resources: { gpus: 1 }, default_concurrency: 1 };
-    for (const name of ['m', 'rival']) {
+    for (const name of names) {
       await putModel(sql, { name, owner: null, min_replicas: 1, max_replicas: 1, profiles: [one] });
     }
     const driver = new SimCluster(
@@ -97,26 +98,44 @@ describe('a refused reservation', () => {
       policyCache: new PolicyCache(() => readQuotaPolicy(sql), 3_600_000),
       config: { policy: DEFAULT_POLICY_SETTINGS, resyncMs: 1000 },
     });
-    await putLoadReport(sql, 'm', 'test', 0, 0, {
-      now: Date.now(),
-      staleMs: DEFAULT_POLICY_SETTINGS.loadStaleMs,
-      maxSources: DEFAULT_POLICY_SETTINGS.loadSourcesMax,
-    });
+    for (const name of names) {
+      await putLoadReport(sql, name, 'test', 0, 0, {
+        now: Date.now(),
+        staleMs: DEFAULT_POLICY_SETTINGS.loadStaleMs,
+        maxSources: DEFAULT_POLICY_SETTINGS.loadSourcesMax,
+      });
+    }
     const [mine, theirs] = await Promise.all(
-      ['m', 'rival'].map((model) => activities.planPass({ model, memory: EMPTY_MEMORY })),
+      names.map((model) => activities.planPass({ model, memory: EMPTY_MEMORY })),
     );
     assert.ok(mine.exists && theirs.exists);
-    assert.equal(mine.decision.action, 'place');
-    assert.deepEqual(await activities.reserveReplica({ decision: theirs.decision, replicaId: 'rival-1' }), {
-      reserved: true,
-    });
+    assert.equal(mine.decision.node, theirs.decision.node, 'both plan on the same best-fitting node');
+    assert.deepEqual(
+      await activities.reserveReplica({ decision: theirs.decision, replicaId: `${names[1]}-1` }),
+      {
+        reserved: true,
+      },
+    );
+    return { activities, mine: mine.decision };
+  };
 
-    const refused = await activities.reserveReplica({ decision: mine.decision, replicaId: 'm-1' });
-    assert.ok(!refused.reserved, 'the rival took the room');
-    assert.deepEqual(refused.decision, {
-      ...mine.decision,
-      action: 'none',
-      reason: `${mine.decision.reason}; not done: ${refused.why}, planning again`,
-    });
+  it('a refusal answers with what the model would do under the lock: nothing, and why not', async () => {
+    const { activities, mine } = await rivals(['m', 'rival'], ['gpu-1']);
+    const refused = await activities.reserveReplica({ decision: mine, replicaId: 'm-1' });
+    assert.ok(!refused.reserved, 'the rival took the only room');
+    assert.equal(refused.why, 'node gpu-1 no longer has room for one');
+    assert.equal(refused.decision.action, 'none');
+    assert.deepEqual(refused.decision.pending, [{ code: 'no_room', profile: 'one', needs: { gpus: 1 } }]);
+  });
+
+  it('a decision whose node was taken first is placed on another that has room, under the lock', async () => {
+    const { activities, mine } = await rivals(['p', 'q'], ['gpu-2', 'gpu-3']);
+    const reserved = await activities.reserveReplica({ decision: mine, replicaId: 'p-1' });
+    assert.ok(reserved.reserved && reserved.decision, 'reserved, as planned again');
+    assert.notEqual(reserved.decision.node, mine.node);
+    const [row] = await sql<
+      { node: string; state: string }[]
+    >`select node, state from replicas where id = 'p-1'`;
+    assert.deepEqual(row, { node: reserved.decision.node, state: 'pending' });
   });
 });
