@@ -49,6 +49,10 @@ export const claims: (view: View) => Map<string, Claim> = perView((view) => {
 /** The claim of the replica a model adds next: floor up to min_replicas, else demand (something asks for it). */
 export const nextClaim = (model: Model, serving: number): Claim => claimAt(model, serving + 1, serving + 1);
 
+const TIER_ORDER: Record<Claim['tier'], number> = Object.fromEntries(
+  TIERS.map((tier, i) => [tier, i]),
+) as Record<Claim['tier'], number>;
+
 /** Within the floor tier a model's 1st replica outranks another's 2nd; the other tiers have no rank. */
 const rankOf = (claim: Claim): number => (claim.tier === 'floor' ? -claim.k : 0);
 

@@ -86,8 +86,22 @@ const victimOrder = perView((view) => {
   const ordered = view.active
     .filter((r) => (r.state === 'starting' || r.state === 'ready') && claimed.has(r.id))
     .sort((a, b) => compareClaims(claimed.get(a.id)!, claimed.get(b.id)!) || olderFirst(b, a));
-  return { ordered, position: new Map(ordered.map((r, i) => [r.id, i])) };
+  const underScope = new Map<ScopeKey, Replica[]>();
+  const onNode = new Map<string, Replica[]>();
+  const push = <K>(map: Map<K, Replica[]>, key: K, r: Replica) => {
+    const list = map.get(key);
+    if (list) list.push(r);
+    else map.set(key, [r]);
+  };
+  for (const r of ordered) {
+    for (const scope of view.chain(view.ownerOf(r))) push(underScope, scope, r);
+    push(onNode, r.node, r);
+  }
+  return { position: new Map(ordered.map((r, i) => [r.id, i])), underScope, onNode };
 });
+
+/** Nodes by name: the first that fits is the one a plan of equal victims picks. */
+const nodesByName = perView((view) => [...view.nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
 
 /** The index of the first replica in victim order whose claim is not below `claim` (binary search). */
 function firstAtOrAbove(
@@ -178,13 +192,13 @@ export function planPreemption(
   const limits = blockingRooms(view, model, need);
   const outermost = [...limits.keys()].at(-1);
   const claimed = claims(view);
-  const { ordered } = victimOrder(view);
-  // Victims of a lower claim come first in victim order: only that prefix is looked at.
-  const lower = ordered
-    .slice(0, firstAtOrAbove(ordered, claimed, claim))
-    .filter(preemptible(view, model, claim));
-  if (lower.length === 0) return null;
-  const underLimit = outermost ? lower.filter((r) => isUnder(view, outermost, r)) : [];
+  const order = victimOrder(view);
+  const eligible = preemptible(view, model, claim);
+  // Victims of a lower claim come first in victim order: only that prefix of a list is looked at.
+  const lowerIn = (list: readonly Replica[] = []) =>
+    list.slice(0, firstAtOrAbove(list, claimed, claim)).filter(eligible);
+  const underLimit = outermost ? lowerIn(order.underScope.get(outermost)) : [];
+  if (outermost && underLimit.length === 0) return null;
 
   const protectors = protection(view);
   const greedy = (start: Shortage, node: string, candidates: readonly Replica[]): Replica[] | null => {
@@ -194,7 +208,7 @@ export function planPreemption(
       if (leavesRoomFor(need, room)) break;
       if (!relievesShortage(view, candidate, room, node, need)) continue;
       taken.push(candidate);
-      room = roomWith(view, start, node, taken);
+      room = withVictim(view, room, node, candidate, 1);
     }
     if (taken.length === 0 || !leavesRoomFor(need, room)) return null;
     return withoutSpares(view, start, node, taken, need);
@@ -228,37 +242,30 @@ export function planPreemption(
     // the replica fits once those victims there and its draining replicas have stopped.
     const forLimits = choose({ node: need, limits }, '', underLimit);
     if (!forLimits) return null;
-    // The same victims on every node: the plans differ only by node name.
-    const fits = [...view.nodes.values()].filter((node) => {
-      if (!canHost(node, profile)) return false;
-      const freed = sum(forLimits.filter((v) => v.node === node.name).map((v) => v.resources));
-      return fitsWithin(need, add(view.freeAfterDrains(node.name), freed));
-    });
-    if (fits.length > 0) {
-      const first = fits.reduce((a, b) => (b.name < a.name ? b : a));
-      best = candidate(first.name, forLimits);
-    }
+    // The same victims on every node: the plans differ only by node name, so the first that fits.
+    const freedOn = new Map<string, Resources>();
+    for (const v of forLimits) freedOn.set(v.node, add(freedOn.get(v.node) ?? {}, v.resources));
+    const first = nodesByName(view).find(
+      (node) =>
+        canHost(node, profile) &&
+        fitsWithin(need, add(view.freeAfterDrains(node.name), freedOn.get(node.name) ?? {})),
+    );
+    if (first) best = candidate(first.name, forLimits);
   }
   if (!best) {
     // Victims on a node: only nodes where some candidate runs can make room.
-    const onNodes = new Map<string, Replica[]>();
-    for (const r of lower) {
-      if (outermost && isUnder(view, outermost, r)) continue;
-      const list = onNodes.get(r.node);
-      if (list) list.push(r);
-      else onNodes.set(r.node, [r]);
-    }
-    const { position } = victimOrder(view);
-    const nodes = new Set([...onNodes.keys(), ...underLimit.map((r) => r.node)]);
-    for (const name of nodes) {
-      const node = view.nodes.get(name);
-      if (!node || !canHost(node, profile)) continue;
-      const onNode = onNodes.get(name) ?? [];
+    const limitNodes = new Set(underLimit.map((r) => r.node));
+    for (const node of view.nodes.values()) {
+      if (!canHost(node, profile)) continue;
+      const onNode = lowerIn(order.onNode.get(node.name)).filter(
+        (r) => !(outermost && isUnder(view, outermost, r)),
+      );
+      if (onNode.length === 0 && !limitNodes.has(node.name)) continue;
       const candidates = onNode.length
-        ? [...underLimit, ...onNode].sort((a, b) => position.get(a.id)! - position.get(b.id)!)
+        ? [...underLimit, ...onNode].sort((a, b) => order.position.get(a.id)! - order.position.get(b.id)!)
         : underLimit;
-      const victims = choose({ node: view.freeAfterDrains(name), limits }, name, candidates);
-      if (victims) consider(candidate(name, victims));
+      const victims = choose({ node: view.freeAfterDrains(node.name), limits }, node.name, candidates);
+      if (victims) consider(candidate(node.name, victims));
     }
   }
   if (!best) return null;
@@ -289,14 +296,26 @@ export function guaranteeGivenAway(view: View, need: Resources, victims: readonl
     const scope = protectors.get(victim.id);
     if (!scope) continue;
     const guarantee = view.quotas.get(scope)?.guarantee ?? {};
-    const leaving = view.active.filter(
-      (r) => isUnder(view, scope, r) && (r.state === 'draining' || victims.includes(r)),
+    const leaving = add(
+      drainingUnder(view).get(scope) ?? {},
+      sum(victims.filter((v) => isUnder(view, scope, v)).map((v) => v.resources)),
     );
-    const after = add(subtract(holdsOf(view, scope), sum(leaving.map((r) => r.resources))), need);
+    const after = add(subtract(holdsOf(view, scope), leaving), need);
     if (!usesAnyOf(need, guarantee) || !fitsWithin(after, guarantee)) return victim;
   }
   return null;
 }
+
+/** What drains under each scope: room its holds will give back. */
+const drainingUnder = perView((view) => {
+  const under = new Map<ScopeKey, Resources>();
+  for (const r of view.active) {
+    if (r.state !== 'draining') continue;
+    for (const scope of view.chain(view.ownerOf(r)))
+      under.set(scope, add(under.get(scope) ?? {}, r.resources));
+  }
+  return under;
+});
 
 /** The candidate frees a dimension still short on the node (it runs there) or under a blocking limit (it is under it). */
 function relievesShortage(
@@ -320,13 +339,16 @@ export const leavesRoomFor = (need: Resources, room: Shortage): boolean =>
 
 /** The room the victims leave on `node` and under each blocking limit. */
 export function roomWith(view: View, start: Shortage, node: string, victims: readonly Replica[]): Shortage {
-  const here = victims.filter((v) => v.node === node).map((v) => v.resources);
-  const limits = new Map<ScopeKey, Resources>();
-  for (const [scope, left] of start.limits) {
-    const under = victims.filter((v) => isUnder(view, scope, v)).map((v) => v.resources);
-    limits.set(scope, add(left, sum(under)));
-  }
-  return { node: add(start.node, sum(here)), limits };
+  return victims.reduce((room, victim) => withVictim(view, room, node, victim, 1), start);
+}
+
+/** The room once the victim stops (sign 1), or without it (sign -1): on `node`, and under each limit it is under. */
+function withVictim(view: View, room: Shortage, node: string, victim: Replica, sign: 1 | -1): Shortage {
+  const change = (left: Resources) =>
+    sign > 0 ? add(left, victim.resources) : subtract(left, victim.resources);
+  const limits = new Map(room.limits);
+  for (const [scope, left] of room.limits) if (isUnder(view, scope, victim)) limits.set(scope, change(left));
+  return { node: victim.node === node ? change(room.node) : room.node, limits };
 }
 
 /** Drops victims the others make spare, last taken first: no proper subset of those left frees enough. */
@@ -338,9 +360,13 @@ export function withoutSpares(
   need: Resources,
 ): Replica[] {
   let kept = [...taken];
+  let room = roomWith(view, start, node, taken);
   for (const victim of [...taken].reverse()) {
-    const rest = kept.filter((v) => v !== victim);
-    if (leavesRoomFor(need, roomWith(view, start, node, rest))) kept = rest;
+    const without = withVictim(view, room, node, victim, -1);
+    if (leavesRoomFor(need, without)) {
+      kept = kept.filter((v) => v !== victim);
+      room = without;
+    }
   }
   return kept;
 }
