@@ -3,7 +3,7 @@
 #   st        schemathesis, pinned, in a virtualenv (test/integration/fuzz-schemathesis.test.ts)
 #   promtool  Prometheus's rule checker (test/unit/metrics/alerts.test.ts): on PATH, else Debian's prometheus
 #             package unpacked (no root needed), else built with go install
-#   compose   docker-compose (test/unit/compose.test.ts runs its `config -q`): on PATH, else Debian's
+#   compose   docker-compose (test/unit/deploy/compose.test.ts runs its `config -q`): on PATH, else Debian's
 #             1.29.2 from PyPI in a virtualenv (no root needed)
 #   testserver  Temporal's time-skipping test server (test/unit/workflows/reconcile-model.test.ts): the
 #             Java one from Maven Central with mvn, run by a wrapper the SDK starts as `existing-path`

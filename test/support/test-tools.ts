@@ -8,7 +8,7 @@ const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'test-tools.sh')
 export const TEST_TOOLS = {
   st: { variable: 'LLMGW_TEST_ST', neededBy: 'test/integration/fuzz-schemathesis.test.ts' },
   promtool: { variable: 'LLMGW_TEST_PROMTOOL', neededBy: 'test/unit/metrics/alerts.test.ts' },
-  compose: { variable: 'LLMGW_TEST_COMPOSE', neededBy: 'test/unit/compose.test.ts' },
+  compose: { variable: 'LLMGW_TEST_COMPOSE', neededBy: 'test/unit/deploy/compose.test.ts' },
   testserver: {
     variable: 'LLMGW_TEST_TEMPORAL_TEST_SERVER',
     neededBy: 'test/unit/workflows/reconcile-model.test.ts',

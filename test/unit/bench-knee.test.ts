@@ -37,6 +37,8 @@ async function benchSim(
  * tens of milliseconds. A busy machine only ever makes tokens late, never early, so TPOT bounds sit
  * nearer the TPOT of the level above the knee than the knee's own; TTFT bounds sit far from any level's;
  * and the answer may be one level off ("within one bisection step").
+ * The first engine is measured with the default requests per level; the others with fewer (and the last
+ * with fewer tokens) to keep the run short: a p95 over fewer requests moves no nearer to any bound.
  */
 describe('bench finds the knee of an engine of known capacity', () => {
   it('where time per token binds: TPOT(c) = 2 + 2 (c - 1) ms, SLO 13.5 ms -> 6', async () => {
@@ -54,6 +56,7 @@ describe('bench finds the knee of an engine of known capacity', () => {
     const { found, known } = await benchSim(
       { maxBatch: 64, baseTpotMs: 2, tpotGrowthMs: 4, jitter: 0.1, seed: 2 },
       { ttft_p95_ms: 500, tpot_p95_ms: 21 },
+      { requestsPerLevel: 4 },
     );
     assert.equal(known, 5);
     assert.ok(Math.abs(found - known) <= 1, `found ${found}, true ${known}`);
@@ -64,7 +67,7 @@ describe('bench finds the knee of an engine of known capacity', () => {
     const { found, known } = await benchSim(
       { maxBatch: 4, baseTpotMs: 6, tpotGrowthMs: 6, jitter: 0.1, seed: 3 },
       { ttft_p95_ms: 100, tpot_p95_ms: 100 },
-      { requestsPerLevel: 8 },
+      { requestsPerLevel: 4 },
     );
     assert.equal(known, 4);
     assert.ok(Math.abs(found - known) <= 1, `found ${found}, true ${known}`);
@@ -74,6 +77,7 @@ describe('bench finds the knee of an engine of known capacity', () => {
     const { result, found, known } = await benchSim(
       { maxBatch: 64, baseTpotMs: 10, tpotGrowthMs: 1, jitter: 0.1, seed: 4 },
       { ttft_p95_ms: 500, tpot_p95_ms: 5 },
+      { requestsPerLevel: 2, maxTokens: 4 },
     );
     assert.equal(known, 0);
     assert.equal(found, 0);

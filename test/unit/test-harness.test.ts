@@ -41,7 +41,7 @@ describe('unitGroups', () => {
   const dir = mkdtempSync(join(tmpdir(), 'llmgw-unit-groups-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs the files of each folder beneath test/unit through one entry, first; those in test/unit alone', () => {
+  it('runs those in test/unit alone, first; the files of each folder beneath it through one entry', () => {
     const files = [
       'test/unit/a.test.ts',
       'test/unit/policy/decide.test.ts',
@@ -50,15 +50,26 @@ describe('unitGroups', () => {
     ];
     const given = unitGroups('/repo', files, dir);
     assert.deepEqual(given, [
-      join(dir, 'test-unit-policy.mjs'),
-      join(dir, 'test-unit-metrics.mjs'),
-      'test/unit/a.test.ts',
+      join(dir, '0-test-unit-a.mjs'),
+      join(dir, '1-test-unit-policy.mjs'),
+      join(dir, '2-test-unit-metrics.mjs'),
     ]);
     const url = (file: string) => pathToFileURL(join('/repo', file)).href;
+    assert.equal(readFileSync(given[0], 'utf8'), `import "${url('test/unit/a.test.ts')}";\n`);
     assert.equal(
-      readFileSync(given[0], 'utf8'),
+      readFileSync(given[1], 'utf8'),
       `import "${url('test/unit/policy/decide.test.ts')}";\nimport "${url('test/unit/policy/view.test.ts')}";\n`,
     );
+  });
+
+  it('names the entries so that sorted, as node sorts the files it runs, they keep their order', () => {
+    const files = Array.from(
+      { length: 12 },
+      (_, index) => `test/unit/${String.fromCharCode(108 - index)}.test.ts`,
+    );
+    const given = unitGroups('/repo', files, dir);
+    assert.deepEqual([...given].sort(), given);
+    assert.equal(given.length, 12);
   });
 });
 

@@ -1,15 +1,16 @@
 // scripts/test-tools.sh where nothing can install a tool: it says which and why, and a test that runs
-// the tool fails with a sentence instead of passing without it.
+// the tool fails with a sentence instead of passing without it; and the tests that need each are there.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { binFolder } from '../support/bin-folder.ts';
-import { testTool } from '../support/test-tools.ts';
+import { TEST_TOOLS, testTool } from '../support/test-tools.ts';
 
-const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'test-tools.sh');
+const ROOT = join(import.meta.dirname, '..', '..');
+const SCRIPT = join(ROOT, 'scripts', 'test-tools.sh');
 /** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool, docker-compose, java nor mvn among them. */
 const BASICS = ['bash', 'cut', 'dirname', 'grep', 'id', 'mkdir', 'mktemp', 'rm', 'tail'];
 
@@ -34,6 +35,15 @@ describe('the tools the tests run besides node', () => {
     assert.match(
       run.stderr,
       /test-tools: Temporal's test server needs java \(8 or newer\) and mvn to install/,
+    );
+  });
+
+  it('are needed by tests that are there: `npm test` installs them first for those', () => {
+    // A test moved without its TEST_TOOLS line still passes, installing its tool late and alone.
+    const needers = Object.values(TEST_TOOLS).map(({ neededBy }) => neededBy);
+    assert.deepEqual(
+      needers.filter((file) => !existsSync(join(ROOT, file))),
+      [],
     );
   });
 

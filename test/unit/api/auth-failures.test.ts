@@ -2,10 +2,10 @@
 // minute per source address with how many were not; many addresses cannot grow the limiter's memory.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { authFailures } from '../../src/api/auth/failures.ts';
-import { PerKeyLimit } from '../../src/api/auth/per-key-limit.ts';
-import { createMetrics } from '../../src/metrics/registry.ts';
-import type { Sql } from '../../src/store/db.ts';
+import { authFailures } from '../../../src/api/auth/failures.ts';
+import { PerKeyLimit } from '../../../src/api/auth/per-key-limit.ts';
+import { createMetrics } from '../../../src/metrics/registry.ts';
+import type { Sql } from '../../../src/store/db.ts';
 
 describe('PerKeyLimit', () => {
   it('lets one event per key through each window and tells how many it held back', () => {

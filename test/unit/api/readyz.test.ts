@@ -2,11 +2,11 @@
 // reconciler's workflow task would fail there, and models would wait for ever while the API served.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createApp } from '../../src/api/app.ts';
-import { DEFAULT_POLICY_SETTINGS } from '../../src/domain/snapshot.ts';
-import type { Sql } from '../../src/store/db.ts';
-import { assertError } from '../support/assertions.ts';
-import { idleReconcilers } from '../support/stack.ts';
+import { createApp } from '../../../src/api/app.ts';
+import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
+import type { Sql } from '../../../src/store/db.ts';
+import { assertError } from '../../support/assertions.ts';
+import { idleReconcilers } from '../../support/stack.ts';
 
 /** A store that answers every query with no rows. */
 const store = (async () => []) as unknown as Sql;

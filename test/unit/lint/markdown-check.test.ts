@@ -2,7 +2,7 @@
 // of scripts/markdown-rules.ts, on the files of test/fixtures/markdown/ and on the repository's own.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkMarkdown } from '../../scripts/check-markdown.ts';
+import { checkMarkdown } from '../../../scripts/check-markdown.ts';
 
 const fixture = (name: string) => `test/fixtures/markdown/${name}`;
 

@@ -2,8 +2,8 @@
 // its own scope, beneath it, beside it and on things no scope owns; and the sentences of refusals.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Action, type Identity, may, PERMISSIONS, sees } from '../../src/api/auth/permissions.ts';
-import type { ScopeKey } from '../../src/domain/scope.ts';
+import { type Action, type Identity, may, PERMISSIONS, sees } from '../../../src/api/auth/permissions.ts';
+import type { ScopeKey } from '../../../src/domain/scope.ts';
 
 // Acme > ml > training, Acme > web, Beta.
 const PARENT: Record<string, ScopeKey | null> = {

@@ -2,8 +2,8 @@
 // whenever the load shown is not the one the decision saw (issue 21, "Contradictions in the model list").
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { freshness } from '../../src/api/routes/models/read-model.ts';
-import type { StoredDecision } from '../../src/store/decisions.ts';
+import { freshness } from '../../../src/api/routes/models/read-model.ts';
+import type { StoredDecision } from '../../../src/store/decisions.ts';
 
 const AT = '2025-05-01T10:00:00.000Z';
 const LATER = Date.parse('2025-05-01T10:00:07.000Z');

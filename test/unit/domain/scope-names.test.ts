@@ -2,9 +2,9 @@
 // the wrong depth answered as a scope that does not exist, names quoted as Go's %q quotes them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { quoted, trimSpace } from '../../src/domain/go-strings.ts';
-import { resolveScope, scopeLabel } from '../../src/domain/scope-names.ts';
-import { org, project, team } from './policy/fixtures.ts';
+import { quoted, trimSpace } from '../../../src/domain/go-strings.ts';
+import { resolveScope, scopeLabel } from '../../../src/domain/scope-names.ts';
+import { org, project, team } from '../policy/fixtures.ts';
 
 const SCOPES = [
   org('o1', 'Acme'),

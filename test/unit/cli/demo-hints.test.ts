@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { demoHints } from '../../src/cli/demo.ts';
+import { demoHints } from '../../../src/cli/demo.ts';
 
 describe("the demo's hints", () => {
   for (const url of ['http://127.0.0.1:8080', 'http://127.0.0.1:18093']) {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { importResults } from '../../src/bench/import.ts';
-import { parseJsonRecords } from '../../src/bench/json-records.ts';
-import { measurementOf } from '../../src/bench/measurement.ts';
+import { importResults } from '../../../src/bench/import.ts';
+import { parseJsonRecords } from '../../../src/bench/json-records.ts';
+import { measurementOf } from '../../../src/bench/measurement.ts';
 
-const fixture = (name: string) => readFileSync(join(import.meta.dirname, '../fixtures/bench', name), 'utf8');
+const fixture = (name: string) =>
+  readFileSync(join(import.meta.dirname, '../../fixtures/bench', name), 'utf8');
 const target = { model: 'llama-8b', profile: 'l4', tool: 'x' };
 
 describe('result files', () => {

@@ -7,8 +7,8 @@ import {
   ensureSearchAttributes,
   missingSearchAttributes,
   type OperatorService,
-} from '../../src/reconcilers/search-attribute-check.ts';
-import { SEARCH_ATTRIBUTE_FLAGS, SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
+} from '../../../src/reconcilers/search-attribute-check.ts';
+import { SEARCH_ATTRIBUTE_FLAGS, SEARCH_ATTRIBUTE_KEYS } from '../../../src/workflows/search-attributes.ts';
 
 // Temporal's IndexedValueType values (temporal.api.enums.v1).
 const TEXT = 1;

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-const root = join(import.meta.dirname, '..', '..');
+const root = join(import.meta.dirname, '..', '..', '..');
 const doc = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
 
 /** The paths of the clone a text names in code spans: `src/...`, `test/...` and the like. */

@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 
-const root = join(import.meta.dirname, '../..');
+const root = join(import.meta.dirname, '../../..');
 const tag = `__lint_probe_${process.pid}__`;
 
 const PROBES = {

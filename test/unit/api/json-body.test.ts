@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { answerErrors } from '../../src/api/answer-errors.ts';
-import { jsonBody, validationHook } from '../../src/api/http.ts';
+import { answerErrors } from '../../../src/api/answer-errors.ts';
+import { jsonBody, validationHook } from '../../../src/api/http.ts';
 
 const TYPES = [
   undefined,
