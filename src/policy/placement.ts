@@ -2,7 +2,7 @@ import type { ClusterNode } from '../domain/cluster.ts';
 import type { Profile } from '../domain/model.ts';
 import type { Resources } from '../domain/resources.ts';
 import { compareScarceFirst, fitsWithin } from './resources.ts';
-import type { View } from './view.ts';
+import { perView, type View } from './view.ts';
 
 /** A node may run a replica of the profile at all: it is ready and has the GPU model asked for. */
 export const canHost = (node: ClusterNode, profile: Profile): boolean =>
@@ -39,8 +39,19 @@ export const bestFitFor =
     );
   };
 
+/** Best fits already found on a view, by what they depend on: a view never changes, and many profiles alike. */
+const bestFits = perView(() => new Map<string, string | null>());
+
 /** The node a new replica of the profile goes to, or null when no node has room (no headroom). */
 export function pickNode(view: View, profile: Profile): string | null {
+  const r = profile.resources;
+  const key = `${profile.gpu_model ?? ''}|${r.gpus ?? 0}|${r.cores ?? 0}|${r.memory_gib ?? 0}`;
+  const found = bestFits(view);
+  if (!found.has(key)) found.set(key, bestFit(view, profile));
+  return found.get(key)!;
+}
+
+function bestFit(view: View, profile: Profile): string | null {
   const compare = bestFitFor(profile.resources);
   let best: Fit | null = null;
   for (const node of view.nodes.values()) {
