@@ -41,12 +41,12 @@ describe('unitGroups', () => {
   const dir = mkdtempSync(join(tmpdir(), 'llmgw-unit-groups-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('runs those in test/unit alone, first; the files of each folder beneath it through one entry', () => {
+  it('runs those in test/unit alone, first; then the files of each folder beneath it, most first', () => {
     const files = [
       'test/unit/a.test.ts',
+      'test/unit/metrics/state.test.ts',
       'test/unit/policy/decide.test.ts',
       'test/unit/policy/view.test.ts',
-      'test/unit/metrics/state.test.ts',
     ];
     const given = unitGroups('/repo', files, dir);
     assert.deepEqual(given, [
