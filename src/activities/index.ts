@@ -139,11 +139,9 @@ export function createActivities(deps: ActivityDeps) {
           'BadInput',
         );
       }
-      const reservation = await guarded(async () => {
-        const backoff = backedOffUntil(await recentOutcomes(sql, input.decision.model, BACKOFF_CAP_MS * 2));
-        const memory = { scaleDownSince: input.decision.memory.scaleDownSince, backedOffUntil: backoff };
-        return reserve(sql, input.decision, input.replicaId, config.policy, now(), memory);
-      });
+      const reservation = await guarded(() =>
+        reserve(sql, input.decision, input.replicaId, config.policy, now()),
+      );
       if (!reservation.reserved) {
         const why = reservation.why;
         return {

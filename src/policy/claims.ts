@@ -49,6 +49,7 @@ export const claims: (view: View) => Map<string, Claim> = perView((view) => {
 /** The claim of the replica a model adds next: floor up to min_replicas, else demand (something asks for it). */
 export const nextClaim = (model: Model, serving: number): Claim => claimAt(model, serving + 1, serving + 1);
 
+/** Each tier by its place in TIERS, weakest first. */
 const TIER_ORDER: Record<Claim['tier'], number> = Object.fromEntries(
   TIERS.map((tier, i) => [tier, i]),
 ) as Record<Claim['tier'], number>;
@@ -63,5 +64,5 @@ const rankOf = (claim: Claim): number => (claim.tier === 'floor' ? -claim.k : 0)
  * 3. rank within the floor tier: the lower k first.
  */
 export function compareClaims(a: Claim, b: Claim): number {
-  return a.priority - b.priority || TIERS.indexOf(a.tier) - TIERS.indexOf(b.tier) || rankOf(a) - rankOf(b);
+  return a.priority - b.priority || TIER_ORDER[a.tier] - TIER_ORDER[b.tier] || rankOf(a) - rankOf(b);
 }

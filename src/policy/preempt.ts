@@ -223,7 +223,7 @@ export function planPreemption(
       candidates.filter((r) => !protectors.get(r.id)),
     );
   };
-  const candidate = (node: string, victims: Replica[]): Candidate => ({
+  const planOn = (node: string, victims: Replica[]): Candidate => ({
     node,
     victims,
     freed: sum(victims.map((v) => v.resources)),
@@ -250,7 +250,7 @@ export function planPreemption(
         canHost(node, profile) &&
         fitsWithin(need, add(view.freeAfterDrains(node.name), freedOn.get(node.name) ?? {})),
     );
-    if (first) best = candidate(first.name, forLimits);
+    if (first) best = planOn(first.name, forLimits);
   }
   if (!best) {
     // Victims on a node: only nodes where some candidate runs can make room.
@@ -265,7 +265,7 @@ export function planPreemption(
         ? [...underLimit, ...onNode].sort((a, b) => order.position.get(a.id)! - order.position.get(b.id)!)
         : underLimit;
       const victims = choose({ node: view.freeAfterDrains(node.name), limits }, node.name, candidates);
-      if (victims) consider(candidate(node.name, victims));
+      if (victims) consider(planOn(node.name, victims));
     }
   }
   if (!best) return null;

@@ -2,6 +2,7 @@ import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import { type Decision, RESERVING_ACTIONS, type Victim } from '../domain/decision.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory, PolicySettings } from '../domain/snapshot.ts';
+import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { decideModel } from '../policy/decide.ts';
 import { PREEMPTED, preemptedNote, RECLAIMED, reclaimedNote } from '../policy/explain.ts';
 import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
@@ -9,7 +10,7 @@ import { buildView, type View } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
 import { lockUntilCommit } from './locks.ts';
-import { getReplica, listReplicas, transition } from './replicas.ts';
+import { getReplica, listReplicas, recentOutcomes, transition } from './replicas.ts';
 import { readSnapshot } from './snapshot.ts';
 
 /**
@@ -25,7 +26,8 @@ export type Reservation =
  * state, re-checks limits, node room and claims (policy/reservation.ts), inserts the replica as pending
  * and marks the victims draining. Idempotent: a replica ID that exists is reserved already.
  * A decision the fresh state refuses (someone took its node or victim first) is planned again there,
- * with the model's `memory`: a refusal then means the model can do nothing now, not that it came second.
+ * with the model's memory (its profiles' backoff read then): a refusal then means the model can do
+ * nothing now, not that it came second.
  */
 export async function reserve(
   sql: Sql,
@@ -33,7 +35,6 @@ export async function reserve(
   replicaId: string,
   settings: PolicySettings,
   now: number,
-  memory: ModelMemory,
 ) {
   return transaction(sql, async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
@@ -43,7 +44,7 @@ export async function reserve(
     if (existing) return { reserved: true };
     const view = buildView(await readSnapshot(tx, now, settings));
     const why = reservationRefusal(view, planned);
-    const decision = why ? decideModel(view, planned.model, memory) : planned;
+    const decision = why ? decideModel(view, planned.model, await memoryOf(tx, planned)) : planned;
     if (why && (!RESERVING_ACTIONS.includes(decision.action) || reservationRefusal(view, decision))) {
       return { reserved: false, why, ...(decision.action === 'none' && { decision }) };
     }
@@ -76,6 +77,12 @@ export async function reserve(
     }
     return decision === planned ? { reserved: true } : { reserved: true, decision };
   });
+}
+
+/** The model's memory as its plan left it, with its profiles' backoff as the store has it now. */
+async function memoryOf(tx: Sql, planned: Decision): Promise<ModelMemory> {
+  const outcomes = await recentOutcomes(tx, planned.model, BACKOFF_CAP_MS * 2);
+  return { scaleDownSince: planned.memory.scaleDownSince, backedOffUntil: backedOffUntil(outcomes) };
 }
 
 /** Why a victim drains, on its row and in the note its model's history keeps. */
