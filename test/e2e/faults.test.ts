@@ -86,7 +86,8 @@ describe('crashes lose nothing and double nothing', () => {
           );
           return JSON.stringify(all) !== previous ? all : undefined;
         },
-        30_000,
+        // An activity the killed worker held is retried once its start-to-close timeout (30 s) has passed.
+        75_000,
       );
       await killed(worker);
       atKill.push(states);
