@@ -92,11 +92,12 @@ export function mayReclaim(
   claim: Claim,
   forScope: ScopeKey,
 ): (replica: Replica) => boolean {
-  const claimed = claims(view);
   return (r) => {
     if (r.state === 'draining' || r.model === model.name || !isBorrowed(view, r.id)) return false;
-    const its = claimed.get(r.id);
-    return !isUnder(view, forScope, r) || (its !== undefined && compareClaims(its, claim) < 0);
+    if (!isUnder(view, forScope, r)) return true;
+    // Claims are figured (for every model, once per view) only when a victim under the scope asks.
+    const its = claims(view).get(r.id);
+    return its !== undefined && compareClaims(its, claim) < 0;
   };
 }
 

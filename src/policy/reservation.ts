@@ -11,7 +11,6 @@ import { canHost } from './placement.ts';
 import {
   blockingRooms,
   guaranteeGivenAway,
-  leavesRoomFor,
   mayPreempt,
   preemptible,
   roomWith,
@@ -39,9 +38,7 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   const node = decision.node ? view.nodes.get(decision.node) : undefined;
   if (!node) return 'the node of the decision is gone';
   if (!canHost(node, profile)) return `node ${node.name} can no longer host ${profile.name}`;
-  if (decision.action === 'preempt' && decision.preempt_limit) {
-    return limitPreemptionRefusal(view, decision, model, profile, serving.length);
-  }
+  if (decision.action === 'preempt') return preemptionRefusal(view, decision, model, profile, serving.length);
   const block = blockingLimit(view, model.owner, profile.resources);
   if (block) return limitSentence(view, block, profile.resources);
 
@@ -52,14 +49,10 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   }
   const victims = activeVictims(view, decision, node.name);
   if (typeof victims === 'string') return victims;
-  const mayGo =
-    decision.action === 'preempt'
-      ? preemptionCheck(view, model, serving.length)
-      : reclaimCheck(view, model, serving.length, decision.reclaim_for!);
-  const cannot = victims.map(mayGo).find((why) => why !== null);
+  const cannot = victims
+    .map(reclaimCheck(view, model, serving.length, decision.reclaim_for!))
+    .find((why) => why);
   if (cannot) return cannot;
-  const givenAway = decision.action === 'preempt' && guaranteeGivenAway(view, profile.resources, victims);
-  if (givenAway) return guaranteeSentence(givenAway);
   const room = view.freeAfterDrains(node.name);
   if (!fitsWithin(profile.resources, add(room, sum(victims.map((v) => v.resources))))) {
     return `node ${node.name} no longer has room for ${profile.name}`;
@@ -110,20 +103,17 @@ function preemptionCheck(view: View, model: Model, serving: number): (victim: Re
 }
 
 /**
- * A preemption for a limit: the limit still blocks the model's next replica, every victim may still be
- * preempted, the victims under the limiting scope still bring it within the limit, the replica fits
- * its node once the victims there stop, and no victim is spare.
+ * A preemption: every victim may still be preempted, none is protected by a guarantee the new replica
+ * would not keep, and together they still bring every limit that blocks the replica within it and
+ * leave it room on its node once they stop (one rule for a limit and for missing room), with none spare.
  */
-function limitPreemptionRefusal(
+function preemptionRefusal(
   view: View,
   decision: Decision,
   model: Model,
   profile: Profile,
   serving: number,
 ): string | null {
-  const scope = decision.preempt_limit!;
-  const block = blockingLimit(view, model.owner, profile.resources);
-  if (!block) return 'no limit stops it any more';
   const victims = activeVictims(view, decision);
   if (typeof victims === 'string') return victims;
   const cannot = victims.map(preemptionCheck(view, model, serving)).find((why) => why !== null);
@@ -134,9 +124,11 @@ function limitPreemptionRefusal(
     node: view.freeAfterDrains(decision.node!),
     limits: blockingRooms(view, model, profile.resources),
   };
-  if (!leavesRoomFor(profile.resources, roomWith(view, start, decision.node!, victims))) {
-    return `the limit of ${scopeLabel(view.scopes, scope)} or node ${decision.node} would still stop ${profile.name}`;
-  }
+  const room = roomWith(view, start, decision.node!, victims);
+  if (!fitsWithin(profile.resources, room.node))
+    return `node ${decision.node} no longer has room for ${profile.name}`;
+  const short = [...room.limits].find(([, left]) => !fitsWithin(profile.resources, left));
+  if (short) return `the limit of ${scopeLabel(view.scopes, short[0])} would still stop ${profile.name}`;
   const kept = withoutSpares(view, start, decision.node!, victims, profile.resources);
   const spare = victims.find((v) => !kept.includes(v));
   return spare ? `victim ${spare.id} is no longer needed` : null;

@@ -225,10 +225,19 @@ describe('preempting for a limit', () => {
     assert.equal(reservationRefusal(buildView(full), d), null);
   });
 
-  it('is refused under the lock once the limit no longer stops it', () => {
+  it('is refused under the lock once the limit no longer needs its victim', () => {
     const d = decide(full);
     const raised = { ...full, quotas: [quota('team:ml', undefined, gpus(8))] };
-    assert.equal(reservationRefusal(buildView(raised), d), 'no limit stops it any more');
+    assert.equal(reservationRefusal(buildView(raised), d), 'victim b-3 is no longer needed');
+  });
+
+  it('is refused under the lock once the victim alone no longer brings the limit within it', () => {
+    const d = decide(full);
+    const lowered = { ...full, quotas: [quota('team:ml', undefined, gpus(2))] };
+    assert.equal(
+      reservationRefusal(buildView(lowered), d),
+      'the limit of team Acme / ml would still stop g1',
+    );
   });
 });
 
