@@ -5,13 +5,14 @@ import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
-import { decideModel, refusedDecision } from '../policy/decide.ts';
+import { decideBurst } from '../policy/burst.ts';
+import { refusedDecision } from '../policy/decide.ts';
 import { resyncAfter } from '../policy/resync.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { sharedReading } from '../shared-reading.ts';
 import type { Sql } from '../store/db.ts';
 import { guarded } from '../store/db.ts';
-import { recordDecision } from '../store/decisions.ts';
+import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
 import { admitStart, reserve } from '../store/reservations.ts';
@@ -30,6 +31,12 @@ export interface ActivityDeps {
   onVictims?: (decision: Decision) => void;
 }
 
+/** A decision of a burst, and the ID of the replica it reserves. */
+export interface Reserved {
+  decision: Decision;
+  replicaId: string;
+}
+
 export interface PassPlan {
   exists: true;
   deleting: boolean;
@@ -37,6 +44,8 @@ export interface PassPlan {
   /** The owner as people name it (`Acme/ml`); '' for none. */
   ownerPath: string;
   decision: Decision;
+  /** The places that follow a place in the same pass (policy/burst.ts); absent when there are none. */
+  alsoPlace?: Decision[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
@@ -104,14 +113,19 @@ export function createActivities(deps: ActivityDeps) {
         const model = view.models.get(input.model);
         if (!model) return { exists: false as const };
         const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
-        const decision = decideModel(view, model.name, { ...input.memory, backedOffUntil: backoff });
-        deps.onDecision?.(decision, (performance.now() - started) / 1000);
+        const [decision, ...alsoPlace] = decideBurst(view, model.name, {
+          ...input.memory,
+          backedOffUntil: backoff,
+        });
+        const seconds = (performance.now() - started) / 1000;
+        for (const planned of [decision, ...alsoPlace]) deps.onDecision?.(planned, seconds);
         return {
           exists: true as const,
           deleting: model.deleting ?? false,
           owner: model.owner,
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
+          ...(alsoPlace.length > 0 && { alsoPlace }),
           startable: view
             .replicasOfModel(model.name)
             .filter((r) => r.state === 'pending')
@@ -123,15 +137,18 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Commits a place, reclaim or preempt decision (one transaction), or the one the model makes on the
-     * state under the lock when that state refuses it (then `decision` is what was reserved). A refusal
-     * is a normal answer, with the decision to record in its place.
+     * Commits a pass's burst in one transaction: a place, reclaim or preempt decision, and the places
+     * that follow it (`also`), or the burst the model makes on the state under the lock when that state
+     * refuses it. Then `decision` is the first reserved and `also` the rest (given back whenever `also`
+     * was given: what was reserved of it). A refusal is a normal answer, with the decision to record.
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
+      also?: Reserved[];
     }): Promise<
-      { reserved: true; decision?: Decision } | { reserved: false; why: string; decision: Decision }
+      | { reserved: true; decision?: Decision; also?: Reserved[] }
+      | { reserved: false; why: string; decision: Decision }
     > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
         throw ApplicationFailure.nonRetryable(
@@ -139,9 +156,10 @@ export function createActivities(deps: ActivityDeps) {
           'BadInput',
         );
       }
-      const reservation = await guarded(() =>
-        reserve(sql, input.decision, input.replicaId, config.policy, now()),
-      );
+      const also = input.also ?? [];
+      const planned = [input.decision, ...also.map((step) => step.decision)];
+      const ids = [input.replicaId, ...also.map((step) => step.replicaId)];
+      const reservation = await guarded(() => reserve(sql, planned, ids, config.policy, now()));
       if (!reservation.reserved) {
         const why = reservation.why;
         return {
@@ -150,13 +168,17 @@ export function createActivities(deps: ActivityDeps) {
           decision: reservation.decision ?? refusedDecision(input.decision, why),
         };
       }
-      const reserved = reservation.decision ?? input.decision;
-      if (reserved.victims?.length) deps.onVictims?.(reserved);
-      for (const victim of reserved.victims ?? []) {
+      const [first, ...rest] = reservation.decisions ?? planned;
+      if (first.victims?.length) deps.onVictims?.(first);
+      for (const victim of first.victims ?? []) {
         const replica = await getReplica(sql, victim.replica);
         if (replica?.state === 'draining') await driver.drain(replica);
       }
-      return reservation;
+      return {
+        reserved: true,
+        ...(first !== input.decision && { decision: first }),
+        ...(input.also && { also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })) }),
+      };
     },
 
     /**
@@ -189,9 +211,19 @@ export function createActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Records the decision; a pass that changed nothing and says what the last one said is not repeated. */
-    async recordDecision(input: { decision: Decision; replica?: string; skipIfUnchanged: boolean }) {
-      await guarded(() => recordDecision(sql, input.decision, input.replica, input.skipIfUnchanged));
+    /**
+     * Records the decision, and those of the places that followed it in the pass (in one transaction);
+     * a pass that changed nothing and says what the last one said is not repeated.
+     */
+    async recordDecision(input: {
+      decision: Decision;
+      replica?: string;
+      skipIfUnchanged: boolean;
+      also?: { decision: Decision; replica: string }[];
+    }) {
+      await guarded(() =>
+        recordDecisions(sql, input.decision, input.replica, input.skipIfUnchanged, input.also ?? []),
+      );
     },
   };
 }

@@ -25,8 +25,9 @@ import { type View, viewOf } from './view.ts';
 type Common = Pick<Decision, 'model' | 'rejected' | 'inputs' | 'memory'>;
 
 /**
- * One pass of a model's reconciler (POLICY.md "Scaling a model" and "Choosing a profile"): at most
- * one replica placed, reclaimed for or removed; the reconciler loops until the answer is 'none'.
+ * One step of a model's reconciler (POLICY.md "Scaling a model" and "Choosing a profile"): at most
+ * one replica placed, reclaimed for or removed. A pass repeats the places (burst.ts); the reconciler
+ * loops until the answer is 'none'.
  *
  * 1. Replicas beyond max_replicas are removed at once, in removal order.
  * 2. A replica is added when a trigger asks (min_replicas, load above capacity, target throughput),

@@ -1,6 +1,7 @@
 import type { Victim } from '../domain/decision.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
+import { placedIn } from './burst.ts';
 import { nextClaim } from './claims.ts';
 import { limitSentence, pendingPhrase, victimPhrase } from './explain.ts';
 import { blockingLimit } from './limits.ts';
@@ -43,28 +44,6 @@ function nextStep(
   return block
     ? `${limitSentence(sim, block, profile.resources)} (profile ${profile.name})`
     : `no room for profile ${profile.name} (needs ${formatResources(profile.resources)})`;
-}
-
-/** The snapshot once a replica of the profile runs on `node` and the victims have stopped. */
-function placedIn(
-  snapshot: Snapshot,
-  model: string,
-  profile: Profile,
-  node: string,
-  victims: Victim[],
-): Snapshot {
-  const gone = new Set(victims.map((v) => v.replica));
-  const replicas = snapshot.replicas.map((r) => (gone.has(r.id) ? { ...r, state: 'stopped' as const } : r));
-  replicas.push({
-    id: `${model}-planned-${replicas.length}`,
-    model,
-    profile: profile.name,
-    node,
-    resources: profile.resources,
-    state: 'pending',
-    created_at: snapshot.now,
-  });
-  return { ...snapshot, replicas };
 }
 
 /**
@@ -119,7 +98,13 @@ export function sizeForThroughput(
         break;
       }
       preempted.push(...step.victims.map(victimPhrase));
-      sim = buildView(placedIn(sim.snapshot, model.name, profile, step.node, step.victims));
+      const placed = {
+        model: model.name,
+        profile: profile.name,
+        resources: profile.resources,
+        node: step.node,
+      };
+      sim = buildView(placedIn(sim.snapshot, placed, step.victims));
       added++;
       count++;
       reaches += throughput;

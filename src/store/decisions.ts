@@ -1,5 +1,5 @@
 import type { Decision } from '../domain/decision.ts';
-import type { Sql } from './db.ts';
+import { type Sql, transaction } from './db.ts';
 
 export interface StoredDecision {
   at: string;
@@ -31,6 +31,22 @@ export async function recordDecision(
       select 1 from (select action, inputs from decisions where model = ${decision.model} order by id desc limit 1) newest
       where newest.action = ${decision.action}
         and coalesce(newest.inputs->'pending', 'null') = ${sql.json({ pending: inputs.pending } as never)}->'pending')`;
+}
+
+/** A pass's decision (as recordDecision), then those of the places that followed it, in one transaction. */
+export async function recordDecisions(
+  sql: Sql,
+  decision: Decision,
+  replica: string | undefined,
+  skipIfUnchanged: boolean,
+  also: readonly { decision: Decision; replica: string }[],
+) {
+  if (also.length === 0) return recordDecision(sql, decision, replica, skipIfUnchanged);
+  await transaction(sql, async (txn) => {
+    const tx = txn as unknown as Sql;
+    await recordDecision(tx, decision, replica, skipIfUnchanged);
+    for (const step of also) await recordDecision(tx, step.decision, step.replica);
+  });
 }
 
 /** A note in a model's history that is not one of its own passes (e.g. "reclaimed for team:X"). */

@@ -1,11 +1,11 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
-import { type Decision, RESERVING_ACTIONS, type Victim } from '../domain/decision.ts';
+import type { Decision, Victim } from '../domain/decision.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory, PolicySettings } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
-import { decideModel } from '../policy/decide.ts';
+import { burstRefusal, decideBurst } from '../policy/burst.ts';
 import { PREEMPTED, preemptedNote, RECLAIMED, reclaimedNote } from '../policy/explain.ts';
-import { reservationRefusal, startRefusal } from '../policy/reservation.ts';
+import { startRefusal } from '../policy/reservation.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
@@ -14,25 +14,27 @@ import { getReplica, listReplicas, recentOutcomes, transition } from './replicas
 import { readSnapshot } from './snapshot.ts';
 
 /**
- * reserved: what was reserved, when it is not the decision given (planned again under the lock);
- * refused: why, and what the model would do on the state under the lock (nothing, and why not).
+ * reserved: what was reserved, when it is not the burst given (planned again under the lock), in the
+ * order of the replica IDs (the first ones); refused: why, and what the model would do on the state
+ * under the lock (nothing, and why not).
  */
 export type Reservation =
-  | { reserved: true; decision?: Decision }
+  | { reserved: true; decisions?: Decision[] }
   | { reserved: false; why: string; decision?: Decision };
 
 /**
- * Commits a place, reclaim or preempt decision in one transaction: under the lock it re-reads the
- * state, re-checks limits, node room and claims (policy/reservation.ts), inserts the replica as pending
- * and marks the victims draining. Idempotent: a replica ID that exists is reserved already.
- * A decision the fresh state refuses (someone took its node or victim first) is planned again there,
- * with the model's memory (its profiles' backoff read then): a refusal then means the model can do
- * nothing now, not that it came second.
+ * Commits one pass's burst (policy/burst.ts: a place, reclaim or preempt, perhaps followed by more
+ * places), one replica ID each, in one transaction: under the lock it re-reads the state, re-checks
+ * limits, node room and claims (policy/reservation.ts), inserts the replicas as pending and marks the
+ * victims draining. Idempotent: a first replica ID that exists means the burst is reserved already.
+ * A burst the fresh state refuses (someone took its node or victim first) is planned again there, with
+ * the model's memory (its profiles' backoff read then), up to as many replicas: a refusal then means
+ * the model can do nothing now, not that it came second.
  */
 export async function reserve(
   sql: Sql,
-  planned: Decision,
-  replicaId: string,
+  planned: readonly Decision[],
+  replicaIds: readonly string[],
   settings: PolicySettings,
   now: number,
 ) {
@@ -40,43 +42,53 @@ export async function reserve(
     const tx = txn as unknown as Sql;
     // Every reservation takes this lock, so each one sees the ones before it.
     await lockUntilCommit(txn, 'reservations');
-    const [existing] = await tx`select id from replicas where id = ${replicaId}`;
-    if (existing) return { reserved: true };
+    const existing = await tx<{ id: string }[]>`select id from replicas where id in ${tx(replicaIds)}`;
+    if (existing.length > 0)
+      return {
+        reserved: true,
+        ...(existing.length < planned.length && { decisions: planned.slice(0, existing.length) }),
+      };
     const view = buildView(await readSnapshot(tx, now, settings));
-    const why = reservationRefusal(view, planned);
-    const decision = why ? decideModel(view, planned.model, await memoryOf(tx, planned)) : planned;
-    if (why && (!RESERVING_ACTIONS.includes(decision.action) || reservationRefusal(view, decision))) {
-      return { reserved: false, why, ...(decision.action === 'none' && { decision }) };
+    const why = burstRefusal(view, planned);
+    const burst = why
+      ? decideBurst(view, planned[0].model, await memoryOf(tx, planned[0]), replicaIds.length)
+      : planned;
+    if (why && burstRefusal(view, burst)) {
+      return { reserved: false, why, ...(burst[0].action === 'none' && { decision: burst[0] }) };
     }
-
-    const profile = view.models.get(decision.model)!.profiles.find((p) => p.name === decision.profile)!;
-    await tx`
-      insert into replicas (id, model, profile, node, resources, state, reason)
-      values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
-        'pending', ${decision.reason})`;
-    // The replica reserved for a preemption starts once its victims have stopped (admitStart).
-    const preemptedFor = decision.action === 'preempt' ? decision.model : null;
-    for (const victim of decision.victims ?? []) {
-      const { reason, action, note } = victimNote(view, decision, victim);
-      // A victim still pending never started: nothing runs to drain, so it stops at once. The update waits
-      // for a start that holds its row, then sees it starting, and drains it.
-      await tx`update replicas
-        set state = case when state = 'pending' then 'stopped' else 'draining' end,
-          reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
-        where id = ${victim.replica} and state in ('pending', 'starting', 'ready')`;
-      await recordNote(tx, victim.model, action, note, {
-        replica: victim.replica,
-        node: victim.node,
-        // Who took it, kept apart from the sentence: a reader who may not see that model is not told it.
-        inputs: {
-          for_scope: decision.reclaim_for ?? null,
-          for_model: decision.model,
-          for_owner: view.models.get(decision.model)!.owner,
-        },
-      });
-    }
-    return decision === planned ? { reserved: true } : { reserved: true, decision };
+    for (const [i, decision] of burst.entries()) await reserveOne(tx, view, decision, replicaIds[i]);
+    return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
   });
+}
+
+/** Inserts the decision's replica as pending and marks its victims draining, each with a note. */
+async function reserveOne(tx: Sql, view: View, decision: Decision, replicaId: string) {
+  const profile = view.models.get(decision.model)!.profiles.find((p) => p.name === decision.profile)!;
+  await tx`
+    insert into replicas (id, model, profile, node, resources, state, reason)
+    values (${replicaId}, ${decision.model}, ${profile.name}, ${decision.node!}, ${tx.json(profile.resources)},
+      'pending', ${decision.reason})`;
+  // The replica reserved for a preemption starts once its victims have stopped (admitStart).
+  const preemptedFor = decision.action === 'preempt' ? decision.model : null;
+  for (const victim of decision.victims ?? []) {
+    const { reason, action, note } = victimNote(view, decision, victim);
+    // A victim still pending never started: nothing runs to drain, so it stops at once. The update waits
+    // for a start that holds its row, then sees it starting, and drains it.
+    await tx`update replicas
+      set state = case when state = 'pending' then 'stopped' else 'draining' end,
+        reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
+      where id = ${victim.replica} and state in ('pending', 'starting', 'ready')`;
+    await recordNote(tx, victim.model, action, note, {
+      replica: victim.replica,
+      node: victim.node,
+      // Who took it, kept apart from the sentence: a reader who may not see that model is not told it.
+      inputs: {
+        for_scope: decision.reclaim_for ?? null,
+        for_model: decision.model,
+        for_owner: view.models.get(decision.model)!.owner,
+      },
+    });
+  }
 }
 
 /** The model's memory as its plan left it, with its profiles' backoff as the store has it now. */

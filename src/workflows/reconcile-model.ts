@@ -13,7 +13,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/types.ts';
+import type { Activities, Reserved } from '../activities/types.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { modelStatus } from '../domain/model-status.ts';
 import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
@@ -189,16 +189,26 @@ async function pass(
   let decision: Decision = plan.decision;
   state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
   let replica: string | undefined;
+  let also: Reserved[] = [];
   let refused = false;
   if (RESERVING_ACTIONS.includes(decision.action)) {
-    replica = `${model}-${uuid4().slice(0, 8)}`;
-    const reservation = await act.reserveReplica({ decision, replicaId: replica });
+    replica = replicaId(model);
+    // Plans from before bursts have no alsoPlace: one replica, as they were recorded.
+    const planned = (plan.alsoPlace ?? []).map((next) => ({ decision: next, replicaId: replicaId(model) }));
+    const reservation = await act.reserveReplica({
+      decision,
+      replicaId: replica,
+      ...(planned.length > 0 && { also: planned }),
+    });
     if (reservation.reserved) {
       // Planned again under the lock: what was reserved is what happens and is recorded.
       decision = reservation.decision ?? decision;
-      if (decision.action === 'place') await act.startReplica({ replicaId: replica });
-      else await tellVictims(decision);
-      state.dirty = true; // one replica per pass: look again at once
+      also = reservation.also ?? [];
+      if (decision.action === 'place') {
+        const ids = [replica, ...also.map((step) => step.replicaId)];
+        await Promise.all(ids.map((id) => act.startReplica({ replicaId: id })));
+      } else await tellVictims(decision);
+      state.dirty = true; // the burst met what this view asked for: look again at once
     } else {
       refused = true;
       // A refusal recorded before the activity returned the decision to record holds none: replay
@@ -217,7 +227,14 @@ async function pass(
     state.lastDecision?.action === 'none' &&
     JSON.stringify(state.lastDecision.pending) === JSON.stringify(decision.pending);
   if (!(again && patched(LIGHT_PASSES))) {
-    await act.recordDecision({ decision, replica, skipIfUnchanged: decision.action === 'none' });
+    await act.recordDecision({
+      decision,
+      replica,
+      skipIfUnchanged: decision.action === 'none',
+      ...(also.length > 0 && {
+        also: also.map((step) => ({ decision: step.decision, replica: step.replicaId })),
+      }),
+    });
   }
 
   state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
@@ -227,7 +244,7 @@ async function pass(
   // Absent from the plans of runs begun before it: they replay with ''. The upsert stays one command (its
   // attributes are not compared on replay), so no patch is needed.
   const ownerPath = plan.ownerPath ?? '';
-  const replicas = decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 : 0);
+  const replicas = decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 + also.length : 0);
   const attributes = JSON.stringify([owner, ownerPath, replicas, state.status]);
   if (attributes !== state.attributes || !patched(LIGHT_PASSES)) {
     upsertSearchAttributes([
@@ -241,6 +258,9 @@ async function pass(
   setCurrentDetails(`**${state.status}** — ${decision.reason}`);
   return refused ? 'refused' : 'done';
 }
+
+/** A new replica's ID: the model's name and 8 characters of a (replay-safe) UUID. */
+const replicaId = (model: string) => `${model}-${uuid4().slice(0, 8)}`;
 
 /** Victims were marked draining in the reservation; their reconcilers hear why. */
 async function tellVictims(decision: Decision) {

@@ -176,24 +176,39 @@ async function startReserved(real: Real, m: ModelName) {
   for (const replicaId of real.plans.get(m)?.startable ?? []) await start(real, replicaId);
 }
 
-/** Acts on the model's last plan, however old: reserve and start, reclaim, or drain. */
-async function commit(real: Real, m: ModelName) {
-  const decision = real.plans.get(m)?.decision;
+/**
+ * Acts on the model's last plan, however old: reserve (a burst, perhaps: `single` keeps only its first
+ * replica) and start, reclaim, or drain.
+ */
+async function commit(real: Real, m: ModelName, single = false) {
+  const planned = real.plans.get(m);
   real.plans.delete(m);
+  const decision = planned?.decision;
   if (decision?.action === 'remove') {
     await real.activities.drainReplicas({ replicaIds: [decision.replica!], reason: decision.reason });
   }
   if (!decision || !RESERVING_ACTIONS.includes(decision.action)) return;
   const before = await readView(real.sql);
   const replicaId = `${m}-${++real.reservations}`;
-  const reservation = await real.activities.reserveReplica({ decision, replicaId });
+  const also = (single ? [] : (planned.alsoPlace ?? [])).map((next) => ({
+    decision: next,
+    replicaId: `${m}-${++real.reservations}`,
+  }));
+  const reservation = await real.activities.reserveReplica({
+    decision,
+    replicaId,
+    ...(also.length > 0 && { also }),
+  });
   if (!reservation.reserved) return;
   // A plan the state under the lock refused is made again there: what was reserved is checked.
   const reserved = reservation.decision ?? decision;
   seen(real, reserved === decision ? reserved.action : `${reserved.action} planned again`);
+  const more = reservation.also ?? [];
+  if (more.length > 0) seen(real, 'burst');
+  if (also.length > more.length) seen(real, 'burst cut under the lock');
   if (reserved.action === 'reclaim') checkReclaim(before, reserved);
   else if (reserved.action === 'preempt') checkPreemption(before, reserved);
-  else await start(real, replicaId);
+  else for (const id of [replicaId, ...more.map((step) => step.replicaId)]) await start(real, id);
 }
 
 async function start(real: Real, replicaId: string) {
@@ -317,29 +332,29 @@ describe('reservations, starts and drains in any order (model-based)', () => {
     const pass = async (m: ModelName) => {
       await plan(real, m);
       await startReserved(real, m);
-      await commit(real, m);
+      await commit(real, m, true);
     };
     const planAll = async () => {
       for (const m of MODELS) await plan(real, m.name);
     };
     await pass('batch');
     await planAll();
-    await commit(real, 'batch');
+    await commit(real, 'batch', true);
     await planAll();
-    await commit(real, 'code');
+    await commit(real, 'code', true);
     await planAll();
     await reportLoad(sql, 'chat', 2);
-    await commit(real, 'code');
+    await commit(real, 'code', true);
     await pass('batch');
     await reportLoad(sql, 'code', 0);
-    await commit(real, 'chat');
+    await commit(real, 'chat', true);
     await pass('batch'); // preempts code's surplus on g1, reserving batch beside it
     const reserved = await sql<
       { id: string }[]
     >`select id from replicas where model = 'batch' and state = 'pending'`;
     assert.equal(reserved.length, 1, 'batch waits for the replica it preempted');
     await planAll();
-    await commit(real, 'chat'); // reclaims that pending replica for team ml
+    await commit(real, 'chat', true); // reclaims that pending replica for team ml
     const [victim] = await sql<{ state: string }[]>`select state from replicas where id = ${reserved[0].id}`;
     assert.equal(victim.state, 'stopped');
     await checkInvariants(sql, 'after the reclaim of a pending replica');
@@ -359,7 +374,15 @@ describe('reservations, starts and drains in any order (model-based)', () => {
       }),
       { numRuns: RUNS, includeErrorInReport: true, ...replay },
     );
-    for (const what of ['place', 'reclaim', 'preempt', 'place planned again', 'start', 'start not yet']) {
+    for (const what of [
+      'place',
+      'reclaim',
+      'preempt',
+      'place planned again',
+      'burst',
+      'start',
+      'start not yet',
+    ]) {
       assert.ok((real.seen[what] ?? 0) > 0, `some runs reach "${what}": ${JSON.stringify(real.seen)}`);
     }
   });

@@ -4,14 +4,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { ClusterNode, Replica } from '../../../src/domain/cluster.ts';
-import type { Decision } from '../../../src/domain/decision.ts';
+import { type Decision, RESERVING_ACTIONS } from '../../../src/domain/decision.ts';
 import type { Model, Profile } from '../../../src/domain/model.ts';
 import type { Quota } from '../../../src/domain/quota.ts';
 import type { Resources } from '../../../src/domain/resources.ts';
 import type { Scope, ScopeKey } from '../../../src/domain/scope.ts';
 import { DEFAULT_POLICY_SETTINGS, type ModelMemory, type Snapshot } from '../../../src/domain/snapshot.ts';
+import { burstRefusal, decideBurst } from '../../../src/policy/burst.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
 import { add, fitsWithin, subtract, sum, usesAnyOf } from '../../../src/policy/resources.ts';
+import { buildView } from '../../../src/policy/view.ts';
 import { apply, measured, memory, NOW, org, project, SECOND, settle, team, world } from './fixtures.ts';
 import { chainOf, checkNodes, full, holds, hostable, isActive, onNode, protectedIds } from './oracle.ts';
 
@@ -354,6 +356,8 @@ const scenario = (options: { gpusOnly: boolean; churn: boolean; trees?: fc.Arbit
 
 interface Run {
   decisions: { before: Snapshot; decision: Decision }[];
+  /** Passes that placed more than one replica. */
+  bursts: number;
 }
 
 function run(
@@ -363,21 +367,33 @@ function run(
   let s = start;
   const memories = new Map<string, ModelMemory>();
   const decisions: Run['decisions'] = [];
+  let bursts = 0;
   for (const e of events) {
     if (e.kind === 'decide') {
-      // The reconciler loops while it acts, one replica per pass.
+      // The reconciler loops while it acts; a pass that places may place several (a burst), each as the
+      // pass before it would have decided on the state the earlier ones left.
       const name = s.models[e.model].name;
       for (let pass = 0; pass < e.passes; pass++) {
-        const d = decideModel(s, name, memories.get(name) ?? memory());
-        checkDecision(s, d);
-        memories.set(name, { ...memory(), ...d.memory });
-        const after = apply(s, d);
-        checkNodes(after);
-        if (d.action === 'reclaim') checkNoReclaimBack(after, d, memories);
-        check(s, d, after);
-        decisions.push({ before: s, decision: d });
-        s = after;
-        if (d.action === 'none') break;
+        const mem = memories.get(name) ?? memory();
+        const burst = decideBurst(buildView(s), name, mem);
+        if (RESERVING_ACTIONS.includes(burst[0].action)) {
+          const why = burstRefusal(buildView(s), burst);
+          assert.equal(why, null, 'the lock accepts a burst planned on its state');
+        }
+        for (const [i, d] of burst.entries()) {
+          if (i > 0)
+            assert.deepEqual(brief(d), brief(decideModel(s, name, mem)), 'a burst is passes in a row');
+          checkDecision(s, d);
+          memories.set(name, { ...memory(), ...d.memory });
+          const after = apply(s, d);
+          checkNodes(after);
+          if (d.action === 'reclaim') checkNoReclaimBack(after, d, memories);
+          check(s, d, after);
+          decisions.push({ before: s, decision: d });
+          s = after;
+        }
+        if (burst.length > 1) bursts++;
+        if (burst[0].action === 'none') break;
       }
     } else if (e.kind === 'load') {
       const name = s.models[e.model].name;
@@ -397,20 +413,27 @@ function run(
       s = { ...s, models: s.models.map((m, i) => (i === e.model ? { ...m, max_replicas: e.max } : m)) };
     }
   }
-  return { decisions };
+  return { decisions, bursts };
 }
+
+/** What a decision does, without its words. */
+const brief = (d: Decision) => ({ action: d.action, profile: d.profile, node: d.node, victims: d.victims });
 
 const NUM_RUNS = Number(process.env.POLICY_RUNS ?? 200);
 
 describe('invariants over random worlds and event sequences', () => {
   it('hold after every step (load, quota and owner changes, decisions applied)', () => {
     const seen = { place: 0, reclaim: 0, preempt: 0, remove: 0, none: 0 };
+    let seenBursts = 0;
     fc.assert(
       fc.property(scenario({ gpusOnly: false, churn: true }), (sc) => {
-        for (const { decision } of run(sc, () => {}).decisions) seen[decision.action]++;
+        const { decisions, bursts } = run(sc, () => {});
+        for (const { decision } of decisions) seen[decision.action]++;
+        seenBursts += bursts;
       }),
       { numRuns: NUM_RUNS },
     );
+    assert.ok(seenBursts > 0, 'some passes place several replicas');
     // The worlds are rich enough to exercise every kind of decision.
     for (const [action, count] of Object.entries(seen)) assert.ok(count > 0, `some ${action} decisions`);
   });

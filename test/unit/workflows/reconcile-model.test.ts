@@ -143,6 +143,43 @@ describe('the reconciler workflow', () => {
     );
   });
 
+  it('reserves a burst once, starts every replica of it, records each, then plans again at once', async () => {
+    const places = [1, 2, 3].map((k) =>
+      decision('burst', { action: 'place', profile: 'small', node: `n${k}`, reason: `place ${k}` }),
+    );
+    let plans = 0;
+    await withReconcilers(
+      {
+        // The second plan finds the model gone, which ends the reconciler.
+        planPass: async () =>
+          ++plans === 1 ? plan(places[0], { alsoPlace: places.slice(1) }) : { exists: false },
+        // The lock kept the first and third, the second's node was taken: what was reserved comes back.
+        reserveReplica: async ({ also }) => ({ reserved: true, also: also!.slice(1) }),
+      },
+      async (start, calls) => {
+        await (await start({ model: 'burst' })).result();
+        assert.equal(calls.reserveReplica.length, 1, 'one reservation for the burst');
+        const [reservation] = calls.reserveReplica;
+        assert.deepEqual(
+          reservation.also!.map((step) => step.decision.reason),
+          ['place 2', 'place 3'],
+        );
+        const ids = [reservation.replicaId, ...reservation.also!.map((step) => step.replicaId)];
+        assert.equal(new Set(ids).size, 3, 'every replica of the burst has an ID of its own');
+        assert.deepEqual(
+          calls.startReplica.map((call) => call.replicaId).sort(),
+          [ids[0], ids[2]].sort(),
+          'the replicas reserved start, and only they',
+        );
+        assert.equal(calls.recordDecision.length, 1);
+        const [record] = calls.recordDecision;
+        assert.equal(record.replica, ids[0]);
+        assert.deepEqual(record.also, [{ decision: places[2], replica: ids[2] }]);
+        assert.equal(calls.planPass.length, 2, 'a pass that placed looks again at once');
+      },
+    );
+  });
+
   it('drains a model deleted while a pass runs once the pass ends, and ends when it is gone', async () => {
     // Held in an activity the worker runs apart (planning runs in the workflow task, signals wait for it).
     const recording = gate();

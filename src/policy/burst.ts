@@ -1,0 +1,75 @@
+import { type Decision, RESERVING_ACTIONS, type Victim } from '../domain/decision.ts';
+import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
+import { decideModel } from './decide.ts';
+import { reservationRefusal } from './reservation.ts';
+import { buildView, type View } from './view.ts';
+
+/**
+ * The most replicas one pass places. A burst is reserved in one transaction under the reservation
+ * lock, and each step plans on a view of its own: a bound keeps that lock short. The reconciler looks
+ * again at once after a pass that placed, so a larger need is met in a few passes.
+ */
+export const MAX_BURST = 32;
+
+/**
+ * The snapshot once a replica of the profile is reserved on `node` and the victims have stopped (the
+ * replica is pending, as a reservation leaves it).
+ */
+export function placedIn(
+  snapshot: Snapshot,
+  decision: Pick<Decision, 'model' | 'profile' | 'resources' | 'node'>,
+  victims: readonly Victim[] = [],
+): Snapshot {
+  const gone = new Set(victims.map((v) => v.replica));
+  const replicas = snapshot.replicas.map((r) => (gone.has(r.id) ? { ...r, state: 'stopped' as const } : r));
+  replicas.push({
+    id: `${decision.model}-planned-${replicas.length}`,
+    model: decision.model,
+    profile: decision.profile!,
+    node: decision.node!,
+    resources: decision.resources!,
+    state: 'pending',
+    created_at: snapshot.now,
+  });
+  return { ...snapshot, replicas };
+}
+
+/**
+ * One pass's decisions (POLICY.md "Scaling a model", bursts): the model's decision, and when it places,
+ * the places that follow it on the view with the earlier ones reserved, while the model still asks for
+ * a replica and one fits — up to the limit, max_replicas and the room, as HPA jumps to the count it
+ * needs. A reclaim or preemption stays alone: its victims drain first. At most `most` decisions.
+ */
+export function decideBurst(
+  view: View,
+  modelName: string,
+  memory: ModelMemory,
+  most = MAX_BURST,
+): Decision[] {
+  const burst = [decideModel(view, modelName, memory)];
+  let sim = view;
+  while (burst.length < most && burst.at(-1)!.action === 'place') {
+    sim = buildView(placedIn(sim.snapshot, burst.at(-1)!));
+    const next = decideModel(sim, modelName, memory);
+    if (next.action !== 'place') break;
+    burst.push(next);
+  }
+  return burst;
+}
+
+/**
+ * Why a burst may not be reserved on the view under the lock, or null: each decision is re-checked
+ * (policy/reservation.ts) on the view with the ones before it reserved. Only the first may be other
+ * than a place.
+ */
+export function burstRefusal(view: View, burst: readonly Decision[]): string | null {
+  let sim = view;
+  for (const [i, decision] of burst.entries()) {
+    if (i > 0 && decision.action !== 'place') return `a ${decision.action} cannot follow a place in one pass`;
+    if (!RESERVING_ACTIONS.includes(decision.action)) return `a ${decision.action} decision reserves nothing`;
+    const why = reservationRefusal(sim, decision);
+    if (why) return why;
+    if (i < burst.length - 1) sim = buildView(placedIn(sim.snapshot, decision));
+  }
+  return null;
+}
