@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -5,6 +6,7 @@ import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
+import { SimClusterLeader } from '../cluster/sim/sim-leader.ts';
 import type { Config } from '../config.ts';
 import { processMetrics } from '../metrics/registry.ts';
 import { serveMetrics } from '../metrics/server.ts';
@@ -14,6 +16,7 @@ import { LoadSignals } from '../reconcilers/load-signals.ts';
 import { watchReconcilers } from '../reconcilers/reconciler-watch.ts';
 import { ensureSearchAttributes } from '../reconcilers/search-attribute-check.ts';
 import type { Sql } from '../store/db.ts';
+import { Lease } from '../store/lease.ts';
 import { listModels } from '../store/models.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
 import { loadSimCluster } from './sim-cluster.ts';
@@ -30,7 +33,8 @@ let runtimeInstalled = false;
 
 /**
  * The worker: runs the reconcilers' workflow and activities, and the simulated cluster (the nodes of
- * LLMGW_SIM_CLUSTER; `demoCluster`: the built-in demo cluster when it is unset). Temporal's namespace gets
+ * LLMGW_SIM_CLUSTER; `demoCluster`: the built-in demo cluster when it is unset) while it holds the
+ * sim-cluster lease, which one worker of the store holds at a time. Temporal's namespace gets
  * llmgw's search attributes first (or this throws the sentence saying how). Every model in the store gets
  * its reconciler started (signalWithStart), so none is missing after any restart, and every
  * LLMGW_RECONCILER_CHECK_S those that stopped since are started again.
@@ -98,7 +102,16 @@ export async function startWorker(options: {
     ),
   });
   const done = worker.run();
-  sim.run();
+  const name = `worker ${hostname()}:${process.pid}`;
+  const simLease = new Lease(
+    sql,
+    'simCluster',
+    new SimClusterLeader(sim, name, metrics.onSimClusterLeader, log),
+    {
+      name: `llmgw ${name}`,
+      log,
+    },
+  );
   const models = await listModels(sql);
   await reconcilers.tell(
     models.map((model) => model.name),
@@ -117,7 +130,7 @@ export async function startWorker(options: {
     stop: () => {
       stopping ??= (async () => {
         await watch.stop();
-        await sim.stop();
+        await simLease.stop();
         worker.shutdown();
         await done.catch(() => {});
         await connection.close();

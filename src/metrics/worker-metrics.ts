@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client';
 import type { ActivityDeps } from '../activities/index.ts';
 import type { PolicyCacheEvents } from '../activities/policy-cache.ts';
 import { type Metrics, processMetrics } from './registry.ts';
@@ -37,6 +38,8 @@ export function workerMetrics(metrics: Metrics = processMetrics) {
   };
   metrics.storeErrors.inc({ op: 'policy_read' }, 0);
   const onReconcilersRestarted = (models: string[]) => metrics.reconcilersRestarted.inc(models.length);
+  const simClusterLeader = leaderGauge(metrics);
+  const onSimClusterLeader = (leads: boolean) => simClusterLeader.set(leads ? 1 : 0);
 
   /** The activities as they are, counting each store failure by the activity's name (op) before Temporal retries. */
   function countStoreErrors<T extends Record<string, Activity>>(activities: T): T {
@@ -56,5 +59,19 @@ export function workerMetrics(metrics: Metrics = processMetrics) {
     return Object.fromEntries(counted) as T;
   }
 
-  return { activityHooks, policyCacheEvents, countStoreErrors, onReconcilersRestarted };
+  return { activityHooks, policyCacheEvents, countStoreErrors, onReconcilersRestarted, onSimClusterLeader };
+}
+
+const LEADER = 'llmgw_sim_cluster_leader';
+
+/** Registered by a worker only (a process without one runs no sim), once however many workers it starts. */
+function leaderGauge(metrics: Metrics): Gauge {
+  return (
+    (metrics.registry.getSingleMetric(LEADER) as Gauge | undefined) ??
+    new Gauge({
+      name: LEADER,
+      help: "1 while this worker holds the sim-cluster lease and runs the simulated cluster's ticks and engines, else 0.",
+      registers: [metrics.registry],
+    })
+  );
 }

@@ -12,6 +12,8 @@ export const LOCKS = {
   loadSources: 7_311_004,
   /** Per scope: what an operator creates within it is counted one creation at a time. */
   scopeCreations: 7_311_005,
+  /** Held for as long as a worker runs the simulated cluster (a session lock: store/lease.ts). */
+  simCluster: 7_311_006,
 } as const;
 
 /** Holds `lock` (for `key`, when given) until the transaction ends. */
