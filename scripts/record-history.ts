@@ -33,10 +33,10 @@ try {
     max_replicas: 8,
     profiles: [{ name: 'g1', priority: 1, resources: { gpus: 1 }, default_concurrency: 10 }],
   });
-  await eventually('the first replica is ready', async () => (await active()) === 1);
+  await eventually('the first replica is ready', async () => (await active()) === 1, 60_000);
   progress('one replica ready; stepping the load to 80 in flight');
   await stack.call('POST', `/api/v1/models/${model}/load`, { in_flight: 80 });
-  await eventually('the burst is ready', async () => (await active()) === 8);
+  await eventually('the burst is ready', async () => (await active()) === 8, 60_000);
   progress('eight replicas ready; letting it resync twice');
   await new Promise((resolve) => setTimeout(resolve, 2_500));
   const history = await stack.temporal.workflow.getHandle(reconcilerId(model)).fetchHistory();

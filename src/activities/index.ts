@@ -147,7 +147,7 @@ export function createActivities(deps: ActivityDeps) {
       replicaId: string;
       also?: Reserved[];
     }): Promise<
-      | { reserved: true; decision?: Decision; also?: Reserved[] }
+      | { reserved: true; decision?: Decision; also?: Reserved[]; at: number }
       | { reserved: false; why: string; decision: Decision }
     > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
@@ -176,6 +176,8 @@ export function createActivities(deps: ActivityDeps) {
       }
       return {
         reserved: true,
+        // After the commit: a view read from then on holds what was reserved.
+        at: now(),
         ...(first !== input.decision && { decision: first }),
         ...(input.also && { also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })) }),
       };

@@ -48,6 +48,13 @@ const RESYNC_SPREAD = 0.1;
  * same decision recorded again on a resync, the same search attributes); runs begun before replay as they were.
  */
 const LIGHT_PASSES = 'light-passes';
+/**
+ * Runs from this change on also reserve, start, drain and record in local activities: a pass is then one
+ * or two workflow tasks instead of a round trip through the server for each step, which is what bounded
+ * placements per second (bench/scale). Each step is idempotent, so a task retried elsewhere after a
+ * crash runs again what it had not recorded. Runs begun before replay as they were.
+ */
+const LOCAL_STEPS = 'local-steps';
 
 export interface ReconcileInput {
   model: string;
@@ -73,6 +80,11 @@ class ReconcilerState {
   policyChangedAt = 0;
   /** Workflow time at the end of the last pass: a resync's view of the store must be newer. */
   passedAt = 0;
+  /**
+   * The worker's time just after the last reservation committed: the next pass's view must be newer. In
+   * one workflow task (local steps) the workflow's clock stands still, so its own time cannot say that.
+   */
+  reservedAt = 0;
   /** The search attributes last set, as one key (they are set again only when it changes). */
   attributes = '';
 
@@ -145,7 +157,9 @@ export async function reconcileModel(input: ReconcileInput): Promise<void> {
     // Woken by a change, a pass needs the store as it is now; a resync, as it was since the last pass.
     const outcome = await pass(
       state,
-      woken ? { freshAfter: Date.now() } : { freshAfter: state.passedAt, resync: true },
+      woken
+        ? { freshAfter: Math.max(Date.now(), state.reservedAt) }
+        : { freshAfter: Math.max(state.passedAt, state.reservedAt), resync: true },
     );
     state.passedAt = Date.now();
     if (outcome === 'gone') return; // the model no longer exists: nothing left to reconcile
@@ -184,7 +198,8 @@ async function pass(
     return 'done';
   }
   state.resyncMs = plan.resyncMs;
-  for (const replicaId of plan.startable) await act.startReplica({ replicaId });
+  const steps = patched(LOCAL_STEPS) ? local : act;
+  for (const replicaId of plan.startable) await steps.startReplica({ replicaId });
 
   let decision: Decision = plan.decision;
   state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
@@ -195,7 +210,7 @@ async function pass(
     replica = replicaId(model);
     // Plans from before bursts have no alsoPlace: one replica, as they were recorded.
     const planned = (plan.alsoPlace ?? []).map((next) => ({ decision: next, replicaId: replicaId(model) }));
-    const reservation = await act.reserveReplica({
+    const reservation = await steps.reserveReplica({
       decision,
       replicaId: replica,
       ...(planned.length > 0 && { also: planned }),
@@ -203,10 +218,11 @@ async function pass(
     if (reservation.reserved) {
       // Planned again under the lock: what was reserved is what happens and is recorded.
       decision = reservation.decision ?? decision;
+      state.reservedAt = reservation.at ?? state.reservedAt;
       also = reservation.also ?? [];
       if (decision.action === 'place') {
         const ids = [replica, ...also.map((step) => step.replicaId)];
-        await Promise.all(ids.map((id) => act.startReplica({ replicaId: id })));
+        await Promise.all(ids.map((id) => steps.startReplica({ replicaId: id })));
       } else await tellVictims(decision);
       state.dirty = true; // the burst met what this view asked for: look again at once
     } else {
@@ -217,7 +233,7 @@ async function pass(
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
-    await act.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
+    await steps.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
   }
   // A resync that again did nothing for the same reason to wait (if any) has nothing to record: the
   // store would skip it too (nothing else records for the model without waking its reconciler).
@@ -227,7 +243,7 @@ async function pass(
     state.lastDecision?.action === 'none' &&
     JSON.stringify(state.lastDecision.pending) === JSON.stringify(decision.pending);
   if (!(again && patched(LIGHT_PASSES))) {
-    await act.recordDecision({
+    await steps.recordDecision({
       decision,
       replica,
       skipIfUnchanged: decision.action === 'none',
