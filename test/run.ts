@@ -1,4 +1,5 @@
-// `npm test`: starts Postgres and the Temporal dev server once, on free ports, and finds or installs the
+// `npm test`: starts Postgres and the Temporal dev server once, on free ports (LLMGW_TEST_TEMPORAL=server:
+// Temporal server on that Postgres instead), and finds or installs the
 // tools the chosen tests run (scripts/test-tools.sh); runs node's test runner on every test file with
 // their addresses and paths in the environment, then stops the services, whatever happened.
 // Files under test/unit need neither service: a run of those alone (`npm run test:unit`) starts none,
@@ -7,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { SERVICE_ENV, type Services, startServices } from './support/services.ts';
+import { SERVICE_ENV, type Services, startServices, testTemporal } from './support/services.ts';
 import { selectTests } from './support/test-selection.ts';
 import { installTestTools, TEST_TOOLS, type TestTool } from './support/test-tools.ts';
 import { unitGroups } from './support/unit-groups.ts';
@@ -30,14 +31,15 @@ const tools = (Object.keys(TEST_TOOLS) as TestTool[]).filter((tool) =>
   files.includes(TEST_TOOLS[tool].neededBy),
 );
 const unitOnly = files.every((file) => file.startsWith('test/unit/'));
-console.info(
-  unitOnly
-    ? `running ${files.length} unit test files, without Postgres and Temporal ...`
-    : `starting Postgres and the Temporal dev server for ${files.length} test files ...`,
-);
+const TEMPORAL_NAMES = { dev: 'the Temporal dev server', server: 'Temporal server on Postgres' };
 let services: Services | null;
 let toolPaths: Record<string, string>;
 try {
+  console.info(
+    unitOnly
+      ? `running ${files.length} unit test files, without Postgres and Temporal ...`
+      : `starting Postgres and ${TEMPORAL_NAMES[testTemporal()]} for ${files.length} test files ...`,
+  );
   [services, toolPaths] = await Promise.all([unitOnly ? null : startServices(), installTestTools(tools)]);
 } catch (error) {
   console.error(`npm test: ${error instanceof Error ? error.message : String(error)}`);

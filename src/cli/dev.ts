@@ -1,12 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFirstAdmin, issueDemoToken } from '../api/auth/bootstrap.ts';
-import type { Config } from '../config.ts';
+import { type Config, ConfigError } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { startEmbeddedPostgres } from '../store/embedded.ts';
 import { migrate } from '../store/migrate.ts';
 import { demoHints, runLoadGenerator, seedDemo } from './demo.ts';
+import type { DevOptions } from './dev/options.ts';
 import { portInUse } from './dev/ports.ts';
+import {
+  buildTemporalServer,
+  startTemporalPostgresServer,
+  TEMPORAL_SERVER_PORTS,
+  temporalDatabaseUrl,
+} from './dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from './dev/temporal-server.ts';
 import { startApi } from './serve.ts';
 import { startWorker } from './worker.ts';
@@ -15,15 +22,22 @@ type Stop = () => Promise<void>;
 
 /**
  * `llmgw dev`: everything on one machine in one process tree — an embedded Postgres (or DATABASE_URL),
- * the Temporal dev server with its Web UI (or TEMPORAL_ADDRESS), the worker with a simulated cluster,
- * and the API. Data stays in LLMGW_HOME, so a second start finds it again.
+ * the Temporal dev server with its Web UI (or, with `--temporal server`, Temporal server on that Postgres;
+ * or TEMPORAL_ADDRESS), the worker with a simulated cluster, and the API. Data stays in LLMGW_HOME (the
+ * server's in the Postgres), so a second start finds it again.
  */
 export async function runDev(
   config: Config,
-  options: { demo?: boolean } = {},
+  options: Partial<DevOptions> = {},
   log: Pick<Console, 'info' | 'warn' | 'error'> = console,
 ): Promise<Stop> {
-  await refuseBusyPorts(config);
+  const temporalKind = options.temporal ?? 'dev';
+  if (temporalKind === 'server' && config.temporalAddress) {
+    throw new ConfigError(
+      `--temporal server starts a Temporal server, but TEMPORAL_ADDRESS (${config.temporalAddress}) names one to use: drop one of the two`,
+    );
+  }
+  await refuseBusyPorts(config, temporalKind);
   mkdirSync(config.home, { recursive: true });
   const stops: Stop[] = [];
   const stopAll: Stop = async () => {
@@ -49,6 +63,17 @@ export async function runDev(
 
     let temporalAddress = config.temporalAddress;
     let uiUrl: string | null = null;
+    if (!temporalAddress && temporalKind === 'server') {
+      await buildTemporalServer((line) => log.info(line));
+      log.info(`starting Temporal server (data in Postgres, databases temporal and temporal_visibility) ...`);
+      const temporal = await startTemporalPostgresServer({
+        postgresUrl: temporalDatabaseUrl(databaseUrl),
+        port: config.temporalPort,
+        namespace: config.temporalNamespace,
+      });
+      stops.push(temporal.stop);
+      temporalAddress = temporal.address;
+    }
     if (!temporalAddress) {
       log.info('starting the Temporal dev server ...');
       const temporal = await startTemporalDevServer({
@@ -91,7 +116,7 @@ export async function runDev(
     log.info(`llmgw is up.`);
     log.info(`  API          ${api.url}   (readiness: ${api.url}/readyz)`);
     log.info(`  API docs     ${api.url}/docs`);
-    log.info(`  Temporal UI  ${uiUrl ?? `(your Temporal at ${temporalAddress})`}`);
+    log.info(`  Temporal UI  ${uiUrl ?? temporalWithoutUi(temporalKind, temporalAddress)}`);
     if (firstAdmin) {
       log.info(`  Admin token  ${firstAdmin}`);
       log.info('               (shown this once: keep it; llmgw ctl reads it from LLMGW_TOKEN)');
@@ -119,10 +144,22 @@ function apiCaller(base: string, token: string) {
   };
 }
 
-async function refuseBusyPorts(config: Config) {
+/** What the UI line says when there is none to show. */
+function temporalWithoutUi(kind: DevOptions['temporal'], address: string) {
+  return kind === 'server'
+    ? `(none: Temporal server has no Web UI; its gRPC at ${address})`
+    : `(your Temporal at ${address})`;
+}
+
+async function refuseBusyPorts(config: Config, temporalKind: DevOptions['temporal']) {
   const wanted: [number, string][] = [[config.port, 'PORT']];
   if (!config.databaseUrl) wanted.push([config.postgresPort, 'LLMGW_POSTGRES_PORT']);
-  if (!config.temporalAddress) {
+  if (!config.temporalAddress && temporalKind === 'server') {
+    // The server takes a block of ports from LLMGW_TEMPORAL_PORT on.
+    for (let offset = 0; offset < TEMPORAL_SERVER_PORTS; offset++) {
+      wanted.push([config.temporalPort + offset, 'LLMGW_TEMPORAL_PORT']);
+    }
+  } else if (!config.temporalAddress) {
     wanted.push(
       [config.temporalPort, 'LLMGW_TEMPORAL_PORT'],
       [config.temporalUiPort, 'LLMGW_TEMPORAL_UI_PORT'],

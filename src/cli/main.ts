@@ -3,6 +3,7 @@ import { forgetSecrets } from '../child-process.ts';
 import { ConfigError, readConfig } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
+import { devOptions } from './dev/options.ts';
 import { runDev } from './dev.ts';
 import { startApi } from './serve.ts';
 import { startWorker } from './worker.ts';
@@ -11,7 +12,8 @@ const USAGE = `usage: llmgw <command>
 
 commands:
   dev      everything on one machine: embedded Postgres, Temporal dev server + Web UI, worker, API,
-           simulated cluster (npm start); --demo seeds a story and a load generator (npm run demo)
+           simulated cluster (npm start); --demo seeds a story and a load generator (npm run demo);
+           --temporal server runs Temporal server on that Postgres instead of the dev server
   serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS; LLMGW_ADMIN_TOKEN while the store
            holds no admin token)
   worker   the reconcilers' worker and the simulated cluster of LLMGW_SIM_CLUSTER (needs DATABASE_URL
@@ -51,13 +53,13 @@ function required(value: string | undefined, name: string): string {
 const DEMO_DEFAULTS = { LLMGW_SCALE_DOWN_WINDOW_S: '30', LLMGW_RESYNC_S: '10' };
 
 async function main(command: string | undefined) {
-  const demo = command === 'dev' && process.argv.includes('--demo');
-  const config = readConfig(demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
+  const dev = devOptions(command === 'dev' ? process.argv.slice(3) : []);
+  const config = readConfig(dev.demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
   // Config keeps the secrets; the children of this process (the ones libraries start too) do not get them.
   forgetSecrets();
   switch (command) {
     case 'dev':
-      onStopSignal(await runDev(config, { demo }));
+      onStopSignal(await runDev(config, dev));
       return;
     case 'serve':
     case 'worker': {

@@ -1,9 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/cli/dev/ports.ts';
+import { type TemporalKind, temporalKind } from '../../src/cli/dev/options.ts';
+import { freePort, freePortBlock } from '../../src/cli/dev/ports.ts';
+import {
+  buildTemporalServer,
+  startTemporalPostgresServer,
+  TEMPORAL_SERVER_PORTS,
+  temporalDatabaseUrl,
+} from '../../src/cli/dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
-import { startEmbeddedPostgres } from '../../src/store/embedded.ts';
+import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 
 export interface Services {
   /** The `llmgw` database of a Postgres the tests may create databases in. */
@@ -17,19 +24,35 @@ export const SERVICE_ENV = {
   temporal: 'LLMGW_TEST_TEMPORAL_ADDRESS',
   /** Set by a run of test/unit alone: a test that asks for the services then fails instead of starting them. */
   none: 'LLMGW_TEST_NO_SERVICES',
+  /** Which Temporal the tests run on: `dev` (the default) or `server` (Temporal server on the Postgres). */
+  temporalKind: 'LLMGW_TEST_TEMPORAL',
 } as const;
 
-/** An embedded Postgres and a Temporal dev server (in memory, no UI) on free ports. */
+/** The Temporal this run's tests take (LLMGW_TEST_TEMPORAL), or the sentence saying what it takes. */
+export const testTemporal = (): TemporalKind =>
+  temporalKind(process.env[SERVICE_ENV.temporalKind], SERVICE_ENV.temporalKind);
+
+/**
+ * An embedded Postgres and a Temporal on free ports: the dev server (in memory, no UI), or Temporal server
+ * on a database `temporal` of that Postgres (LLMGW_TEST_TEMPORAL=server).
+ */
 export async function startServices(log: (line: string) => void = () => {}): Promise<Services> {
+  const kind = testTemporal();
   const dir = mkdtempSync(join(tmpdir(), 'llmgw-test-pg-'));
-  const [pgPort, temporalPort] = [await freePort(), await freePort()];
-  const [pg, temporal] = await Promise.all([
-    startEmbeddedPostgres({ dir, port: pgPort, persistent: false, log }),
-    // A first run builds the CLI for minutes: its progress shows.
-    findTemporalCli((line) => console.error(line)).then((cli) =>
-      startTemporalDevServer({ cli, port: temporalPort, log }),
-    ),
-  ]);
+  // A first run builds the CLI or the server for minutes: its progress shows.
+  const progress = (line: string) => console.error(line);
+  const postgres = startEmbeddedPostgres({ dir, port: await freePort(), persistent: false, log });
+  const [pg, temporal] =
+    kind === 'dev'
+      ? await Promise.all([
+          postgres,
+          findTemporalCli(progress).then(async (cli) =>
+            startTemporalDevServer({ cli, port: await freePort(), log }),
+          ),
+        ])
+      : await Promise.all([postgres, buildTemporalServer(progress)]).then(
+          async ([pg]) => [pg, await temporalServerOn(pg, log)] as const,
+        );
   return {
     databaseUrl: pg.url,
     temporalAddress: temporal.address,
@@ -38,6 +61,19 @@ export async function startServices(log: (line: string) => void = () => {}): Pro
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function temporalServerOn(pg: EmbeddedStore, log: (line: string) => void) {
+  try {
+    return await startTemporalPostgresServer({
+      postgresUrl: temporalDatabaseUrl(pg.url),
+      port: await freePortBlock(TEMPORAL_SERVER_PORTS),
+      log,
+    });
+  } catch (error) {
+    await pg.stop();
+    throw error;
+  }
 }
 
 let own: Promise<Services> | null = null;

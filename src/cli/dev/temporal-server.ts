@@ -1,42 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
-import { childEnvironment, startService } from '../../child-process.ts';
+import { startService } from '../../child-process.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
-
-const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'temporal-cli.sh');
-
-/**
- * What the script needs beyond the basics: where a CLI or its cache is, what Go and curl need to install
- * one, and the period of its progress lines (scripts/progress.sh).
- */
-const INSTALLER_VARIABLES =
-  /^(TEMPORAL_CLI|XDG_CACHE_HOME|LLMGW_PROGRESS_EVERY_S|GO(PATH|ROOT|BIN|PROXY|FLAGS|CACHE|MODCACHE|PRIVATE|NOPROXY|NOSUMDB|SUMDB|INSECURE|TOOLCHAIN|ENV)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR))$/;
+import { runInstallScript } from './install-script.ts';
 
 /**
  * Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI).
  * What the script says (a build's progress, every 10 s) goes to `log` as it comes.
  */
-export async function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
-  const script = spawn('bash', [SCRIPT], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnvironment({ passes: INSTALLER_VARIABLES }),
-  });
-  let path = '';
-  script.stdout.on('data', (chunk) => (path += chunk));
-  let lastLine = '';
-  createInterface({ input: script.stderr }).on('line', (line) => {
-    lastLine = line;
-    log(line);
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    script.once('error', reject);
-    script.once('close', resolve);
-  });
-  if (code !== 0) throw new Error(lastLine.replace(/^temporal-cli: /, '') || `${SCRIPT} exited with ${code}`);
-  return path.trim();
+export function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
+  return runInstallScript('temporal-cli.sh', [], log);
 }
 
 export interface TemporalDevServer {
@@ -80,7 +53,7 @@ export async function startTemporalDevServer(options: {
   const server = startService(options.cli, args, { stopSignal: 'SIGTERM', log: options.log });
   const address = `127.0.0.1:${options.port}`;
   try {
-    await waitUntilServing(address, server.child, server.output);
+    await waitUntilServing({ address, what: 'the Temporal dev server', ...server });
   } catch (error) {
     server.child.kill('SIGKILL');
     throw error;
@@ -92,11 +65,19 @@ export async function startTemporalDevServer(options: {
   };
 }
 
-async function waitUntilServing(address: string, child: ChildProcess, output: () => string) {
-  const deadline = Date.now() + 60_000;
+/** Waits until the Temporal at `address` answers, or fails saying why: `child` exited, or the time ran out. */
+export async function waitUntilServing(options: {
+  address: string;
+  what: string;
+  child: ChildProcess;
+  output: () => string;
+  timeoutMs?: number;
+}) {
+  const { address, what, child, output, timeoutMs = 60_000 } = options;
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      throw new Error(`the Temporal dev server exited (${child.exitCode}): ${output().trim().slice(-600)}`);
+      throw new Error(`${what} exited (${child.exitCode}): ${output().trim().slice(-600)}`);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
@@ -110,5 +91,5 @@ async function waitUntilServing(address: string, child: ChildProcess, output: ()
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  throw new Error(`the Temporal dev server did not answer on ${address} within 60 s`);
+  throw new Error(`${what} did not answer on ${address} within ${timeoutMs / 1000} s`);
 }
