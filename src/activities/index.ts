@@ -16,7 +16,7 @@ import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
 import { admitStart, reserve } from '../store/reservations.ts';
-import { type QuotaPolicy, readLiveState } from '../store/snapshot.ts';
+import { type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
 export interface ActivityDeps {
@@ -65,7 +65,7 @@ export function createActivities(deps: ActivityDeps) {
   const liveState = sharedReading(
     async () => {
       const at = now();
-      return { at, state: await readLiveState(sql, at, config.policy) };
+      return { at, reading: await readLiveReading(sql, at, config.policy) };
     },
     Math.min(LIVE_STATE_MAX_AGE_MS, config.resyncMs / 2),
     now,
@@ -78,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
       built = {
         policy,
         live,
-        view: buildView({ now: live.at, settings: config.policy, ...policy, ...live.state }),
+        view: buildView({ now: live.at, settings: config.policy, ...policy, ...live.reading.state }),
       };
     }
     return built.view;
@@ -159,7 +159,10 @@ export function createActivities(deps: ActivityDeps) {
       const also = input.also ?? [];
       const planned = [input.decision, ...also.map((step) => step.decision)];
       const ids = [input.replicaId, ...also.map((step) => step.replicaId)];
-      const reservation = await guarded(() => reserve(sql, planned, ids, config.policy, now()));
+      const earlier = built
+        ? { reading: built.live.reading, measurements: built.policy.measurements }
+        : undefined;
+      const reservation = await guarded(() => reserve(sql, planned, ids, config.policy, now(), earlier));
       if (!reservation.reserved) {
         const why = reservation.why;
         return {

@@ -40,6 +40,24 @@ export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise
 }
 
 /**
+ * The active replicas reserved after `seq` (all of them for 0), and the last seq among them (`seq` when
+ * none). Replicas are inserted only under the reservation lock, which commits them in seq order: a read
+ * sees every replica up to the last seq it returns (store/reservations.ts counts on it).
+ */
+export async function activeReplicasAfter(
+  sql: Db,
+  seq = 0,
+): Promise<{ replicas: Replica[]; lastSeq: number }> {
+  const rows = await sql<(ReplicaRow & { seq: string })[]>`
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq from replicas
+    where seq > ${seq} and state not in ('stopped', 'failed') order by seq`;
+  return {
+    replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
+    lastSeq: rows.length > 0 ? Number(rows.at(-1)!.seq) : seq,
+  };
+}
+
+/**
  * Moves a replica to `to` when it is in one of `from` (so a retried or late call changes nothing twice);
  * returns whether it moved.
  */

@@ -1,5 +1,6 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Decision, Victim } from '../domain/decision.ts';
+import type { Measurement } from '../domain/model.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory, PolicySettings } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
@@ -11,7 +12,7 @@ import { type Sql, transaction } from './db.ts';
 import { recordNote } from './decisions.ts';
 import { lockUntilCommit } from './locks.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from './replicas.ts';
-import { readSnapshot } from './snapshot.ts';
+import { type LiveReading, readSnapshot, snapshotOnReading } from './snapshot.ts';
 
 /**
  * reserved: what was reserved, when it is not the burst given (planned again under the lock), in the
@@ -37,6 +38,8 @@ export async function reserve(
   replicaIds: readonly string[],
   settings: PolicySettings,
   now: number,
+  /** The worker's latest reading of the live state and its measurements: places are checked on them. */
+  earlier?: { reading: LiveReading; measurements: Measurement[] },
 ) {
   return transaction(sql, async (txn): Promise<Reservation> => {
     const tx = txn as unknown as Sql;
@@ -48,6 +51,21 @@ export async function reserve(
         reserved: true,
         ...(existing.length < planned.length && { decisions: planned.slice(0, existing.length) }),
       };
+    // Places are checked, and planned again when refused (someone took the node first), on the worker's
+    // reading brought up to date: a few rows, not the whole store. A reclaim, a preemption or nothing to
+    // do is checked or planned on everything read now: its victims' states must be exact.
+    const places = (burst: readonly Decision[]) => burst.every((decision) => decision.action === 'place');
+    if (earlier && places(planned)) {
+      const view = buildView(await snapshotOnReading(tx, earlier, now, settings));
+      const refused = burstRefusal(view, planned);
+      const burst = refused
+        ? decideBurst(view, planned[0].model, await memoryOf(tx, planned[0]), replicaIds.length)
+        : planned;
+      if (places(burst) && !burstRefusal(view, burst)) {
+        for (const [i, decision] of burst.entries()) await reserveOne(tx, view, decision, replicaIds[i]);
+        return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
+      }
+    }
     const view = buildView(await readSnapshot(tx, now, settings));
     const why = burstRefusal(view, planned);
     const burst = why

@@ -1,3 +1,4 @@
+import type { Measurement } from '../domain/model.ts';
 import type { PolicySettings, Snapshot } from '../domain/snapshot.ts';
 import type { Db, Sql } from './db.ts';
 import { readLoad } from './load.ts';
@@ -5,7 +6,7 @@ import { listMeasurements } from './measurements.ts';
 import { listModels } from './models.ts';
 import { listNodes } from './nodes.ts';
 import { listQuotas } from './quotas.ts';
-import { listReplicas } from './replicas.ts';
+import { activeReplicasAfter } from './replicas.ts';
 import { listScopes } from './tenancy.ts';
 
 /** The quota policy: what changes rarely and workers may cache (ARCHITECTURE.md "Freshness"). */
@@ -22,15 +23,67 @@ export async function readQuotaPolicy(sql: Db): Promise<QuotaPolicy> {
   return { scopes, quotas, measurements };
 }
 
+/**
+ * The live state as a worker read it, and what lets a reservation bring that reading up to date under
+ * its lock (snapshotOnReading): the models' epoch before they were read, the last replica seq read.
+ */
+export interface LiveReading {
+  state: LiveState;
+  modelsEpoch: number;
+  replicaSeq: number;
+}
+
 /** Stopped and failed replicas are left out: they hold nothing. */
-export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
-  const [models, nodes, replicas, load] = await Promise.all([
+export async function readLiveReading(sql: Sql, now: number, settings: PolicySettings): Promise<LiveReading> {
+  // Read first: a change of the models after it moves it on, so an unmoved epoch means none since.
+  const modelsEpoch = await readModelsEpoch(sql);
+  const [models, nodes, active, load] = await Promise.all([
     listModels(sql),
     listNodes(sql),
-    listReplicas(sql, { activeOnly: true }),
+    activeReplicasAfter(sql),
     readLoad(sql, now, settings.loadStaleMs),
   ]);
-  return { models, nodes, replicas, load };
+  return {
+    state: { models, nodes, replicas: active.replicas, load },
+    modelsEpoch,
+    replicaSeq: active.lastSeq,
+  };
+}
+
+export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
+  return (await readLiveReading(sql, now, settings)).state;
+}
+
+/**
+ * What a burst of places is checked against under the reservation lock (store/reservations.ts), from a
+ * reading the worker took before it: scopes, quotas and nodes read now (few rows); the models as read
+ * then, unless a model or profile changed since (their epoch moved); the replicas read then and every
+ * one reserved since (each is inserted under the lock). What else may have changed since only frees room
+ * (replicas stop; a stopped one never holds room again), so a check on it errs toward refusing. Load and
+ * measurements are the worker's, as its plans had them.
+ */
+export async function snapshotOnReading(
+  tx: Db,
+  earlier: { reading: LiveReading; measurements: Measurement[] },
+  now: number,
+  settings: PolicySettings,
+): Promise<Snapshot> {
+  const { reading, measurements } = earlier;
+  const [scopes, quotas, nodes, epoch, reserved] = await Promise.all([
+    listScopes(tx),
+    listQuotas(tx),
+    listNodes(tx),
+    readModelsEpoch(tx),
+    activeReplicasAfter(tx, reading.replicaSeq),
+  ]);
+  const models = epoch === reading.modelsEpoch ? reading.state.models : await listModels(tx);
+  const replicas = [...reading.state.replicas, ...reserved.replicas];
+  return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load: reading.state.load };
+}
+
+async function readModelsEpoch(sql: Db): Promise<number> {
+  const [row] = await sql<{ epoch: string }[]>`select epoch from store_epochs where name = 'models'`;
+  return Number(row.epoch);
 }
 
 /** Everything a decision looks at, read now. */
