@@ -31,7 +31,7 @@ const NODE_LIST = join(
 );
 const FULL = { scopes: 300, models: 1000, replicas: 5000 };
 const NOW = Date.UTC(2025, 0, 1);
-const PASSES = 7;
+const PASSES = 20;
 const WARM_UP = 3;
 
 /** mulberry32: a small seeded PRNG so that runs are comparable. */

@@ -32,18 +32,40 @@ function claimAt(model: Model, k: number, needed: number): Claim {
   return { priority: model.priority ?? 0, tier, k, of: model.min_replicas };
 }
 
-/** The claim of every serving replica (pending, starting, ready) of the models in the view. */
-export const claims: (view: View) => Map<string, Claim> = perView((view) => {
-  const byReplica = new Map<string, Claim>();
-  for (const model of view.models.values()) {
-    const figures = modelFigures(view, model);
-    if (figures.serving.length === 0) continue;
-    const needed = neededReplicas(view, model, figures);
-    figures.serving.forEach((replica, i) => {
-      byReplica.set(replica.id, claimAt(model, i + 1, needed));
-    });
+/**
+ * The claims of each model's serving replicas, oldest first, figured when first asked for: a pass asks
+ * for the replicas of a few scopes and nodes only.
+ */
+const figured = perView(() => new Map<string, { serving: readonly Replica[]; claims: Claim[] }>());
+
+/** The claim of a serving replica (pending, starting, ready); undefined for a draining one or one of a model gone. */
+export function claimOf(view: View, replica: Replica): Claim | undefined {
+  const byModel = figured(view);
+  let ofModel = byModel.get(replica.model);
+  if (!ofModel) {
+    const model = view.models.get(replica.model);
+    ofModel = model ? figureClaims(view, model) : { serving: [], claims: [] };
+    byModel.set(replica.model, ofModel);
   }
-  return byReplica;
+  const k = ofModel.serving.findIndex((r) => r.id === replica.id);
+  return k < 0 ? undefined : ofModel.claims[k];
+}
+
+function figureClaims(view: View, model: Model): { serving: readonly Replica[]; claims: Claim[] } {
+  const figures = modelFigures(view, model);
+  const needed = neededReplicas(view, model, figures);
+  return { serving: figures.serving, claims: figures.serving.map((_, i) => claimAt(model, i + 1, needed)) };
+}
+
+/** The claim of every serving replica of the models in the view, by replica ID (claimOf by ID). */
+export const claims: (view: View) => Pick<ReadonlyMap<string, Claim>, 'get'> = perView((view) => {
+  const byId = new Map(view.active.map((r) => [r.id, r]));
+  return {
+    get: (id) => {
+      const replica = byId.get(id);
+      return replica && claimOf(view, replica);
+    },
+  };
 });
 
 /** The claim of the replica a model adds next: floor up to min_replicas, else demand (something asks for it). */

@@ -1,6 +1,6 @@
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import { add, zero } from './resources.ts';
+import { addInto, complete, zero } from './resources.ts';
 import { perView, type View } from './view.ts';
 
 /**
@@ -8,12 +8,10 @@ import { perView, type View } from './view.ts';
  * owned by S or a scope beneath it. Replicas of a model without owner count toward no scope.
  */
 export const holdings: (view: View) => Map<ScopeKey, Resources> = perView((view) => {
-  const holds = new Map<ScopeKey, Resources>();
-  for (const key of view.scopes.keys()) holds.set(key, zero());
+  const holds = new Map<ScopeKey, Required<Resources>>();
+  for (const key of view.scopes.keys()) holds.set(key, complete({}));
   for (const replica of view.active) {
-    for (const key of view.chain(view.ownerOf(replica))) {
-      holds.set(key, add(holds.get(key)!, replica.resources));
-    }
+    for (const key of view.chain(view.ownerOf(replica))) addInto(holds.get(key)!, replica.resources);
   }
   return holds;
 });

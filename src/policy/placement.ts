@@ -8,6 +8,21 @@ import { perView, type View } from './view.ts';
 export const canHost = (node: ClusterNode, profile: Profile): boolean =>
   node.state === 'ready' && (!profile.gpu_model || node.gpu_model === profile.gpu_model);
 
+/** The nodes that can host each GPU model asked for ('' for any), in the view's order. */
+const hostsByGpuModel = perView(() => new Map<string, ClusterNode[]>());
+
+/** The nodes that can host the profile (canHost), found once per view for each GPU model asked for. */
+export function hostsOf(view: View, profile: Profile): readonly ClusterNode[] {
+  const known = hostsByGpuModel(view);
+  const key = profile.gpu_model || '';
+  let hosts = known.get(key);
+  if (!hosts) {
+    hosts = [...view.nodes.values()].filter((node) => canHost(node, profile));
+    known.set(key, hosts);
+  }
+  return hosts;
+}
+
 const usesGpus = (r: Resources) => (r.gpus ?? 0) > 0;
 const onGpuNode = (fit: Fit) => (usesGpus(fit.node.capacity) ? 1 : 0);
 
@@ -54,8 +69,7 @@ export function pickNode(view: View, profile: Profile): string | null {
 function bestFit(view: View, profile: Profile): string | null {
   const compare = bestFitFor(profile.resources);
   let best: Fit | null = null;
-  for (const node of view.nodes.values()) {
-    if (!canHost(node, profile)) continue;
+  for (const node of hostsOf(view, profile)) {
     const room = view.free(node.name);
     if (!fitsWithin(profile.resources, room)) continue;
     const fit = { node, room };

@@ -3,10 +3,10 @@ import type { Claim, Victim } from '../domain/decision.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import { claims, compareClaims } from './claims.ts';
+import { claimOf, compareClaims } from './claims.ts';
 import { protection } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
-import { canHost } from './placement.ts';
+import { canHost, hostsOf } from './placement.ts';
 import { relieves } from './reclaim.ts';
 import {
   add,
@@ -31,15 +31,26 @@ export const mayPreempt = (view: View, owner: ScopeKey | null): boolean =>
  * (guarantees still protect across scopes).
  */
 export function preemptible(view: View, model: Model, claim: Claim): (replica: Replica) => boolean {
+  const mayBe = mayBeVictim(view, model, claim);
+  return (replica) => {
+    if (!mayBe(replica)) return false;
+    const its = claimOf(view, replica);
+    return its !== undefined && compareClaims(its, claim) < 0;
+  };
+}
+
+/**
+ * All `preemptible` asks of a replica except a strictly lower claim, and of no higher model priority
+ * (what claims compare first): a test that figures no claim, so it may go first.
+ */
+function mayBeVictim(view: View, model: Model, claim: Claim): (replica: Replica) => boolean {
   const chain = view.chain(model.owner);
-  const claimed = claims(view);
   const protectors = protection(view);
   return (replica) => {
     if (replica.model === model.name || replica.state === 'draining' || replica.state === 'pending') {
       return false;
     }
-    const its = claimed.get(replica.id);
-    if (!its || compareClaims(its, claim) >= 0) return false;
+    if ((view.models.get(replica.model)?.priority ?? 0) > claim.priority) return false;
     const protector = protectors.get(replica.id) ?? null;
     return protector === null || chain.includes(protector);
   };
@@ -77,43 +88,64 @@ export function limitRoom(view: View, model: Model, scope: ScopeKey): Resources 
 }
 
 /**
- * Started replicas with a claim, in victim order:
+ * The started replicas with a claim among `replicas`, in victim order:
  * 1. the lowest claim first;
  * 2. the newest first.
  */
-const victimOrder = perView((view) => {
-  const claimed = claims(view);
-  const ordered = view.active
-    .filter((r) => (r.state === 'starting' || r.state === 'ready') && claimed.has(r.id))
-    .sort((a, b) => compareClaims(claimed.get(a.id)!, claimed.get(b.id)!) || olderFirst(b, a));
-  const underScope = new Map<ScopeKey, Replica[]>();
-  const onNode = new Map<string, Replica[]>();
-  const push = <K>(map: Map<K, Replica[]>, key: K, r: Replica) => {
-    const list = map.get(key);
-    if (list) list.push(r);
-    else map.set(key, [r]);
-  };
-  for (const r of ordered) {
-    for (const scope of view.chain(view.ownerOf(r))) push(underScope, scope, r);
-    push(onNode, r.node, r);
+function inVictimOrder(view: View, replicas: readonly Replica[]): Replica[] {
+  const ranked: { replica: Replica; claim: Claim }[] = [];
+  for (const replica of replicas) {
+    if (replica.state !== 'starting' && replica.state !== 'ready') continue;
+    const claim = claimOf(view, replica);
+    if (claim) ranked.push({ replica, claim });
   }
-  return { position: new Map(ordered.map((r, i) => [r.id, i])), underScope, onNode };
+  ranked.sort((a, b) => compareClaims(a.claim, b.claim) || olderFirst(b.replica, a.replica));
+  return ranked.map(({ replica }) => replica);
+}
+
+/** Models by owner: the replicas under a scope are those of the models it and the scopes beneath it own. */
+const modelsByOwner = perView((view) => {
+  const byOwner = new Map<ScopeKey, Model[]>();
+  for (const model of view.models.values()) {
+    if (model.owner === null) continue;
+    const list = byOwner.get(model.owner);
+    if (list) list.push(model);
+    else byOwner.set(model.owner, [model]);
+  }
+  return byOwner;
 });
+
+/**
+ * Started replicas under each scope asked for, in victim order. Made when a plan first asks, not for
+ * every scope: a pass asks for a few limiting scopes, many times.
+ */
+const underScope = perView(() => new Map<ScopeKey, Replica[]>());
+
+function victimsUnder(view: View, scope: ScopeKey): readonly Replica[] {
+  const known = underScope(view);
+  let victims = known.get(scope);
+  if (!victims) {
+    const under: Replica[] = [];
+    for (const [owner, models] of modelsByOwner(view)) {
+      if (!view.chain(owner).includes(scope)) continue;
+      for (const model of models) under.push(...view.replicasOfModel(model.name));
+    }
+    victims = inVictimOrder(view, under);
+    known.set(scope, victims);
+  }
+  return victims;
+}
 
 /** Nodes by name: the first that fits is the one a plan of equal victims picks. */
 const nodesByName = perView((view) => [...view.nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
 
 /** The index of the first replica in victim order whose claim is not below `claim` (binary search). */
-function firstAtOrAbove(
-  ordered: readonly Replica[],
-  claimed: ReadonlyMap<string, Claim>,
-  claim: Claim,
-): number {
+function firstAtOrAbove(view: View, ordered: readonly Replica[], claim: Claim): number {
   let low = 0;
   let high = ordered.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if (compareClaims(claimed.get(ordered[middle].id)!, claim) < 0) low = middle + 1;
+    if (compareClaims(claimOf(view, ordered[middle])!, claim) < 0) low = middle + 1;
     else high = middle;
   }
   return low;
@@ -191,13 +223,10 @@ export function planPreemption(
   const need = profile.resources;
   const limits = blockingRooms(view, model, need);
   const outermost = [...limits.keys()].at(-1);
-  const claimed = claims(view);
-  const order = victimOrder(view);
   const eligible = preemptible(view, model, claim);
-  // Victims of a lower claim come first in victim order: only that prefix of a list is looked at.
-  const lowerIn = (list: readonly Replica[] = []) =>
-    list.slice(0, firstAtOrAbove(list, claimed, claim)).filter(eligible);
-  const underLimit = outermost ? lowerIn(order.underScope.get(outermost)) : [];
+  // Victims of a lower claim come first in victim order: only that prefix of the list is looked at.
+  const under = outermost ? victimsUnder(view, outermost) : [];
+  const underLimit = under.slice(0, firstAtOrAbove(view, under, claim)).filter(eligible);
   if (outermost && underLimit.length === 0) return null;
 
   const protectors = protection(view);
@@ -228,7 +257,7 @@ export function planPreemption(
     victims,
     freed: sum(victims.map((v) => v.resources)),
     strongest: victims
-      .map((v) => claimed.get(v.id)!)
+      .map((v) => claimOf(view, v)!)
       .sort(compareClaims)
       .at(-1)!,
   });
@@ -255,15 +284,19 @@ export function planPreemption(
   if (!best) {
     // Victims on a node: only nodes where some candidate runs can make room.
     const limitNodes = new Set(underLimit.map((r) => r.node));
-    for (const node of view.nodes.values()) {
-      if (!canHost(node, profile)) continue;
-      const onNode = lowerIn(order.onNode.get(node.name)).filter(
-        (r) => !(outermost && isUnder(view, outermost, r)),
+    const mayBe = mayBeVictim(view, model, claim);
+    for (const node of hostsOf(view, profile)) {
+      // A node frees at most its room once drained plus all that may be victims there: where even that
+      // is too little, no plan is made on it, and its replicas' claims are not figured.
+      const mayGo = view.replicasOnNode(node.name).filter(mayBe);
+      const most = add(view.freeAfterDrains(node.name), sum(mayGo.map((r) => r.resources)));
+      if (!fitsWithin(need, most)) continue;
+      const onNode = inVictimOrder(
+        view,
+        mayGo.filter((r) => eligible(r) && !(outermost && isUnder(view, outermost, r))),
       );
       if (onNode.length === 0 && !limitNodes.has(node.name)) continue;
-      const candidates = onNode.length
-        ? [...underLimit, ...onNode].sort((a, b) => order.position.get(a.id)! - order.position.get(b.id)!)
-        : underLimit;
+      const candidates = onNode.length ? inVictimOrder(view, [...underLimit, ...onNode]) : underLimit;
       const victims = choose({ node: view.freeAfterDrains(node.name), limits }, node.name, candidates);
       if (victims) consider(planOn(node.name, victims));
     }
@@ -279,7 +312,7 @@ export function planPreemption(
       owner: view.ownerOf(r),
       node: r.node,
       resources: r.resources,
-      claim: claimed.get(r.id)!,
+      claim: claimOf(view, r)!,
     })),
   };
 }
@@ -334,8 +367,11 @@ function relievesShortage(
 }
 
 /** The replica fits the node's room and the room of every limit that blocked it. */
-export const leavesRoomFor = (need: Resources, room: Shortage): boolean =>
-  fitsWithin(need, room.node) && [...room.limits.values()].every((left) => fitsWithin(need, left));
+export function leavesRoomFor(need: Resources, room: Shortage): boolean {
+  if (!fitsWithin(need, room.node)) return false;
+  for (const left of room.limits.values()) if (!fitsWithin(need, left)) return false;
+  return true;
+}
 
 /** The room the victims leave on `node` and under each blocking limit. */
 export function roomWith(view: View, start: Shortage, node: string, victims: readonly Replica[]): Shortage {
@@ -346,8 +382,13 @@ export function roomWith(view: View, start: Shortage, node: string, victims: rea
 function withVictim(view: View, room: Shortage, node: string, victim: Replica, sign: 1 | -1): Shortage {
   const change = (left: Resources) =>
     sign > 0 ? add(left, victim.resources) : subtract(left, victim.resources);
-  const limits = new Map(room.limits);
-  for (const [scope, left] of room.limits) if (isUnder(view, scope, victim)) limits.set(scope, change(left));
+  // Rooms are never changed in place, so a victim under no blocking limit shares the map it was given.
+  let limits = room.limits;
+  for (const [scope, left] of room.limits) {
+    if (!isUnder(view, scope, victim)) continue;
+    if (limits === room.limits) limits = new Map(room.limits);
+    limits.set(scope, change(left));
+  }
   return { node: victim.node === node ? change(room.node) : room.node, limits };
 }
 

@@ -11,16 +11,32 @@ export const zero = (): Resources => complete({});
 // Sums of fractional cores and GiB drift (0.1 + 0.2); nine decimals is far below any real amount.
 const round = (x: number) => Math.round(x * 1e9) / 1e9;
 
+/** x + sign * y, or undefined when neither is set. */
+const amount = (x: number | undefined, y: number | undefined, sign: 1 | -1): number | undefined =>
+  x === undefined && y === undefined ? undefined : round((x ?? 0) + sign * (y ?? 0));
+
+// Each dimension spelled out, in DIMENSIONS order: a loop storing under computed keys (out[d]) was
+// several times slower, and this is the policy's hottest function (bench/policy-pass).
 function combine(a: Resources, b: Resources, sign: 1 | -1): Resources {
   const out: Resources = {};
-  for (const d of DIMENSIONS) {
-    if (a[d] !== undefined || b[d] !== undefined) out[d] = round((a[d] ?? 0) + sign * (b[d] ?? 0));
-  }
+  const gpus = amount(a.gpus, b.gpus, sign);
+  if (gpus !== undefined) out.gpus = gpus;
+  const cores = amount(a.cores, b.cores, sign);
+  if (cores !== undefined) out.cores = cores;
+  const memory = amount(a.memory_gib, b.memory_gib, sign);
+  if (memory !== undefined) out.memory_gib = memory;
   return out;
 }
 
 /** a + b on every dimension either sets (an absent amount is 0). */
 export const add = (a: Resources, b: Resources): Resources => combine(a, b, 1);
+
+/** total += r, in place: a running total (holds(S)) built without a new object per replica. */
+export function addInto(total: Required<Resources>, r: Resources): void {
+  total.gpus = amount(total.gpus, r.gpus, 1)!;
+  total.cores = amount(total.cores, r.cores, 1)!;
+  total.memory_gib = amount(total.memory_gib, r.memory_gib, 1)!;
+}
 
 /** a - b on every dimension either sets; may go negative (e.g. a node's room while victims drain). */
 export const subtract = (a: Resources, b: Resources): Resources => combine(a, b, -1);
@@ -33,10 +49,10 @@ export const sum = (list: Iterable<Resources>): Resources => {
 
 /** The first dimension that `bound` sets on which `a` is larger (absent in `a` = 0), or null. */
 export function exceeding(a: Resources, bound: Resources): Dimension | null {
-  for (const d of DIMENSIONS) {
-    const limit = bound[d];
-    if (limit !== undefined && (a[d] ?? 0) > limit) return d;
-  }
+  // Spelled out in DIMENSIONS order, as combine is: fitsWithin runs for every node and plan.
+  if (bound.gpus !== undefined && (a.gpus ?? 0) > bound.gpus) return 'gpus';
+  if (bound.cores !== undefined && (a.cores ?? 0) > bound.cores) return 'cores';
+  if (bound.memory_gib !== undefined && (a.memory_gib ?? 0) > bound.memory_gib) return 'memory_gib';
   return null;
 }
 

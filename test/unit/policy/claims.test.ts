@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Claim } from '../../../src/domain/decision.ts';
-import { claims, compareClaims, nextClaim } from '../../../src/policy/claims.ts';
+import { claimOf, claims, compareClaims, nextClaim } from '../../../src/policy/claims.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import { gpus, loadOf, measured, model, node, profile, replica, world } from './fixtures.ts';
 
@@ -95,6 +95,22 @@ describe('claims of serving replicas', () => {
   });
   it('carries the model priority and the place of the replica', () => {
     assert.deepEqual(claims(buildView(base)).get('c1'), { priority: 2, tier: 'floor', k: 1, of: 1 });
+  });
+  it('claimOf gives the claim claims() does; none for a draining replica or one of a model gone', () => {
+    const s = {
+      ...loadOf(base, 'chat', 25),
+      replicas: [...serving(['c1', 'c2', 'c3']), ...serving(['c4'], 'draining')],
+    };
+    const view = buildView(s);
+    const of = (r: (typeof s.replicas)[number]) => claimOf(view, r);
+    assert.deepEqual(s.replicas.map(of), [
+      ...s.replicas.slice(0, 3).map((r) => claims(view).get(r.id)),
+      undefined,
+    ]);
+    assert.deepEqual(of(s.replicas[1]), { priority: 2, tier: 'demand', k: 2, of: 1 });
+    const gone = buildView({ ...s, models: [] });
+    assert.equal(claimOf(gone, s.replicas[0]), undefined);
+    assert.equal(claims(gone).get('c1'), undefined);
   });
 });
 

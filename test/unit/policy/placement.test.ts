@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterNode, Replica } from '../../../src/domain/cluster.ts';
 import type { Profile } from '../../../src/domain/model.ts';
-import { pickNode } from '../../../src/policy/placement.ts';
+import { hostsOf, pickNode } from '../../../src/policy/placement.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import { cores, gpus, model, node, profile, replica, world } from './fixtures.ts';
 
@@ -99,4 +99,27 @@ describe('placement', () => {
       assert.equal(pickNode(view, c.p), c.want);
     });
   }
+});
+
+describe('hostsOf', () => {
+  const view = buildView(
+    world({
+      nodes: [
+        node('a', gpus(8), { gpu_model: 'A100' }),
+        node('h', gpus(8), { gpu_model: 'H100' }),
+        node('cordoned', gpus(8), { gpu_model: 'H100', state: 'cordoned' }),
+        node('cpu', cores(64)),
+      ],
+    }),
+  );
+  const names = (p: Profile) => hostsOf(view, p).map((n) => n.name);
+  it('the ready nodes with the GPU model the profile asks for', () => {
+    assert.deepEqual(names(profile('h', gpus(1), { gpu_model: 'H100' })), ['h']);
+  });
+  it('every ready node when the profile asks for none, in the view order', () => {
+    assert.deepEqual(names(profile('any', gpus(1))), ['a', 'h', 'cpu']);
+  });
+  it('no node for a GPU model the cluster lacks', () => {
+    assert.deepEqual(names(profile('b', gpus(1), { gpu_model: 'B200' })), []);
+  });
 });

@@ -279,6 +279,26 @@ describe('preempting for missing room', () => {
     assert.equal(d.pending?.[0]?.code, 'no_room');
   });
 
+  it('passes over a node where all it could take would not free enough, for one where it would', () => {
+    const a = model('a', [g2], { min_replicas: 1 });
+    const b = model('b', [g1], { max_replicas: 8 });
+    const c = model('c', [g2], { min_replicas: 1, priority: 1 });
+    const s = scene({
+      models: [a, b, c],
+      quotas: noLimit,
+      nodes: [node('n1', gpus(3)), node('n2', gpus(2))],
+      replicas: [
+        ...running(c, 1, 'n1', g2),
+        ...running(b, 1),
+        ...running(b, 2, 'n2').map((r, i) => ({ ...r, id: `b-n2-${i + 1}` })),
+      ],
+    });
+    const d = decide(s);
+    assert.equal(d.action, 'preempt', d.reason);
+    assert.equal(d.node, 'n2');
+    assert.deepEqual(victimsOf(d), ['b-n2-2', 'b-n2-1']);
+  });
+
   it("never takes a replica a guarantee off the preemptor's chain protects", () => {
     const a = model('a', [g1], { owner: 'team:ml', min_replicas: 1 });
     const w = model('w', [g1], { owner: 'team:web', max_replicas: 4 });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DIMENSIONS } from '../../../src/domain/resources.ts';
 import {
   add,
+  addInto,
+  complete,
   exceeding,
   fitsWithin,
   formatResources,
@@ -16,6 +19,25 @@ describe('resources', () => {
     assert.deepEqual(add({ gpus: 2 }, { cores: 4 }), { gpus: 2, cores: 4 });
     assert.deepEqual(subtract({ gpus: 8, cores: 64 }, { gpus: 2 }), { gpus: 6, cores: 64 });
     assert.deepEqual(subtract({ gpus: 1 }, { gpus: 3 }), { gpus: -2 });
+  });
+
+  // add, subtract and exceeding spell each dimension out for speed: a new dimension must be added there too.
+  for (const d of DIMENSIONS) {
+    it(`add, subtract and exceeding cover ${d}`, () => {
+      assert.deepEqual(add({}, { [d]: 2 }), { [d]: 2 });
+      assert.deepEqual(subtract({ [d]: 5 }, { [d]: 2 }), { [d]: 3 });
+      assert.equal(exceeding({ [d]: 2 }, { [d]: 1 }), d);
+      const total = complete({});
+      addInto(total, { [d]: 2 });
+      assert.equal(total[d], 2);
+    });
+  }
+
+  it('addInto adds in place on every dimension, without float drift', () => {
+    const total = complete({ gpus: 1 });
+    addInto(total, { cores: 0.1 });
+    addInto(total, { gpus: 2, cores: 0.2 });
+    assert.deepEqual(total, { gpus: 3, cores: 0.3, memory_gib: 0 });
   });
 
   it('sums without float drift on cores and memory', () => {
