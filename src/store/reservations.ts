@@ -57,26 +57,41 @@ export async function reserve(
     const places = (burst: readonly Decision[]) => burst.every((decision) => decision.action === 'place');
     if (earlier && places(planned)) {
       const view = buildView(await snapshotOnReading(tx, earlier, now, settings));
-      const refused = burstRefusal(view, planned);
-      const burst = refused
-        ? decideBurst(view, planned[0].model, await memoryOf(tx, planned[0]), replicaIds.length)
-        : planned;
-      if (places(burst) && !burstRefusal(view, burst)) {
-        for (const [i, decision] of burst.entries()) await reserveOne(tx, view, decision, replicaIds[i]);
-        return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
-      }
+      const on = await burstOn(tx, view, planned, replicaIds.length);
+      if (on.allowed && places(on.burst)) return reserveBurst(tx, view, on.burst, planned, replicaIds);
     }
     const view = buildView(await readSnapshot(tx, now, settings));
-    const why = burstRefusal(view, planned);
-    const burst = why
-      ? decideBurst(view, planned[0].model, await memoryOf(tx, planned[0]), replicaIds.length)
-      : planned;
-    if (why && burstRefusal(view, burst)) {
-      return { reserved: false, why, ...(burst[0].action === 'none' && { decision: burst[0] }) };
+    const on = await burstOn(tx, view, planned, replicaIds.length);
+    if (!on.allowed) {
+      const [first] = on.burst;
+      return { reserved: false, why: on.why!, ...(first.action === 'none' && { decision: first }) };
     }
-    for (const [i, decision] of burst.entries()) await reserveOne(tx, view, decision, replicaIds[i]);
-    return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
+    return reserveBurst(tx, view, on.burst, planned, replicaIds);
   });
+}
+
+/**
+ * The burst to reserve on `view`: the planned one when the view allows it, else what the model plans
+ * there (with its memory, its profiles' backoff read now), and whether the view allows that; `why` the
+ * planned one was refused.
+ */
+async function burstOn(tx: Sql, view: View, planned: readonly Decision[], most: number) {
+  const why = burstRefusal(view, planned);
+  if (!why) return { burst: planned, why, allowed: true };
+  const burst = decideBurst(view, planned[0].model, await memoryOf(tx, planned[0]), most);
+  return { burst, why, allowed: !burstRefusal(view, burst) };
+}
+
+/** Reserves the burst, one replica ID each, and says what was reserved when it is not what was planned. */
+async function reserveBurst(
+  tx: Sql,
+  view: View,
+  burst: readonly Decision[],
+  planned: readonly Decision[],
+  replicaIds: readonly string[],
+): Promise<Reservation> {
+  for (const [i, decision] of burst.entries()) await reserveOne(tx, view, decision, replicaIds[i]);
+  return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
 }
 
 /** Inserts the decision's replica as pending and marks its victims draining, each with a note. */

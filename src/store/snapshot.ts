@@ -33,25 +33,25 @@ export interface LiveReading {
   replicaSeq: number;
 }
 
-/** Stopped and failed replicas are left out: they hold nothing. */
+/** The live state as a worker reads it, with the models' epoch read first: any change after it moves it on. */
 export async function readLiveReading(sql: Sql, now: number, settings: PolicySettings): Promise<LiveReading> {
-  // Read first: a change of the models after it moves it on, so an unmoved epoch means none since.
   const modelsEpoch = await readModelsEpoch(sql);
+  return { ...(await readLive(sql, now, settings)), modelsEpoch };
+}
+
+export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
+  return (await readLive(sql, now, settings)).state;
+}
+
+/** Stopped and failed replicas are left out: they hold nothing. */
+async function readLive(sql: Sql, now: number, settings: PolicySettings) {
   const [models, nodes, active, load] = await Promise.all([
     listModels(sql),
     listNodes(sql),
     activeReplicasAfter(sql),
     readLoad(sql, now, settings.loadStaleMs),
   ]);
-  return {
-    state: { models, nodes, replicas: active.replicas, load },
-    modelsEpoch,
-    replicaSeq: active.lastSeq,
-  };
-}
-
-export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
-  return (await readLiveReading(sql, now, settings)).state;
+  return { state: { models, nodes, replicas: active.replicas, load }, replicaSeq: active.lastSeq };
 }
 
 /**
