@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { Reconcilers } from '../reconcilers/client.ts';
 import { audited } from '../store/audit.ts';
 import type { Db, Tx } from '../store/db.ts';
+import { lockUntilCommit } from '../store/locks.ts';
 import { getModel } from '../store/models.ts';
 import { identityOf } from './auth/guard.ts';
 
@@ -13,6 +14,8 @@ export interface Change<T> {
   target: string;
   /** Finds the changed thing (never a secret), before and after the change. */
   read: (tx: Tx) => Promise<unknown>;
+  /** Taken first: concurrent changes of the same thing wait for each other (see `audited`). */
+  serialize?: (tx: Tx) => Promise<void>;
   apply: (tx: Tx) => Promise<T>;
   /** The reconcilers that decide on what changed, told once it is committed (none: no one is told). */
   tell?: { models: readonly string[] | (() => Promise<readonly string[]>); why: Why };
@@ -27,8 +30,9 @@ export async function recordedChange<T>(
   deps: { sql: Db; reconcilers: Reconcilers },
   change: Change<T>,
 ): Promise<T> {
-  const { action, target, read, apply, tell } = change;
-  const result = await audited(deps.sql, { actor: identityOf(c).name, action, target }, read, apply);
+  const { action, target, read, apply, serialize, tell } = change;
+  const actor = identityOf(c).name;
+  const result = await audited(deps.sql, { actor, action, target }, read, apply, serialize);
   if (tell)
     await deps.reconcilers.tell(
       typeof tell.models === 'function' ? await tell.models() : tell.models,
@@ -39,9 +43,13 @@ export async function recordedChange<T>(
 
 type Why = Parameters<Reconcilers['tell']>[1];
 
-/** A change of one model: the audit log keeps the model before and after; its reconciler hears `why`. */
+/**
+ * A change of one model: the audit log keeps the model before and after; its reconciler hears `why`.
+ * Changes of one model name are made one at a time, so what each finds stored is still so when it writes.
+ */
 export const modelChange = (name: string, why: Why) => ({
   target: `model:${name}`,
+  serialize: (tx: Tx) => lockUntilCommit(tx, 'modelChanges', name),
   read: (tx: Tx) => getModel(tx, name),
   tell: { models: [name], why },
 });

@@ -17,15 +17,19 @@ type AuditRow = Omit<AuditEntry, 'id' | 'at'> & { id: string; at: Date };
 /**
  * Makes a change and records it in the same transaction, so the log never tells of a change that did
  * not happen nor misses one that did. `read` finds the changed thing (never a secret), before and after.
- * Under concurrent changes of one thing, `before` is what was committed when this change began.
+ * `serialize`, when given, runs first and makes concurrent changes of one thing wait for each other, so
+ * that `before` is exactly what the change found; without it, `before` is what was committed when the
+ * change began.
  */
 export async function audited<T>(
   db: Db,
   what: { actor: string; action: string; target: string },
   read: (tx: Tx) => Promise<unknown>,
   change: (tx: Tx) => Promise<T>,
+  serialize?: (tx: Tx) => Promise<void>,
 ): Promise<T> {
   return transaction(db, async (tx) => {
+    await serialize?.(tx);
     const before = await read(tx);
     const result = await change(tx);
     const after = await read(tx);

@@ -14,6 +14,8 @@ export const LOCKS = {
   scopeCreations: 7_311_005,
   /** Held for as long as a worker runs the simulated cluster (a session lock: store/lease.ts). */
   simCluster: 7_311_006,
+  /** Per model name: a change checks what is stored and writes it in one step (api/recorded.ts). */
+  modelChanges: 7_311_007,
 } as const;
 
 /** Holds `lock` (for `key`, when given) until the transaction ends. */

@@ -563,6 +563,27 @@ describe('models API', () => {
     );
   });
 
+  it('concurrent PUTs of one new name by operators of two teams: one creates it, the other gets 409', async () => {
+    // Both used to find the name free, and the second's upsert then gave the first team's model away.
+    assert.equal((await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'rival' })).status, 201);
+    const as = async (team: string) => ({
+      team,
+      headers: {
+        authorization: `Bearer ${await stack.token({ name: `raced-${team}-${tag}`, role: 'operator', scope: `team:Acme/${team}` })}`,
+      },
+    });
+    const operators = [await as('ml'), await as('rival')];
+    for (let round = 0; round < 8; round++) {
+      const model = name(`contested-${round}`);
+      const answers = await Promise.all(
+        operators.map(({ team, headers }) => put(model, spec({ owner: `team:Acme/${team}` }), headers)),
+      );
+      assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409], `round ${round}`);
+      const winner = operators[answers.findIndex((a) => a.status === 201)];
+      assert.equal((await detail(model)).body.owner_name, `Acme / ${winner.team}`, `round ${round}`);
+    }
+  });
+
   it('a failed request changes nothing', async () => {
     const model = name('stable');
     assert.equal((await put(model, spec({ owner: 'team:Acme/ml', target_tokens_per_sec: 100 }))).status, 201);

@@ -42,19 +42,27 @@ export function modelHandlers(deps: ApiDeps) {
     const input = c.req.valid('json');
     refuseInconsistentSpec(input);
     const given = input.owner === undefined ? undefined : await ownerKey(c, input.owner);
-    const existing = await modelInView(c, sql, name, 'change-model');
-    // Model names are one namespace: a name taken outside the caller's view can only be refused, and
-    // the refusal names nothing of its owner.
-    if (!existing && (await getModel(sql, name))) {
-      throw new ApiError(409, `the name "${name}" is taken by a model of another scope; choose another`);
-    }
-    const owner = given === undefined ? (existing?.owner ?? null) : given;
-    // Both the owner it has and the one it gets must be the caller's to manage.
-    if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
-    await authorize(c, 'change-model', { scope: owner, model: name });
     const spec: ModelSpec = { name, ...input, owner: given };
+    const { created, owner, moved } = await recordedChange(c, deps, {
+      action: 'model.put',
+      ...modelChange(name, 'specChanged'),
+      // Decided under the model's lock: a PUT of the same name at once has committed, or waits for this.
+      apply: async (tx) => {
+        const existing = await modelInView(c, tx, name, 'change-model');
+        // Model names are one namespace: a name taken outside the caller's view can only be refused, and
+        // the refusal names nothing of its owner.
+        if (!existing && (await getModel(tx, name))) {
+          throw new ApiError(409, `the name "${name}" is taken by a model of another scope; choose another`);
+        }
+        const owner = given === undefined ? (existing?.owner ?? null) : given;
+        // Both the owner it has and the one it gets must be the caller's to manage.
+        if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
+        await authorize(c, 'change-model', { scope: owner, model: name });
+        if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
+        return { created: await putModel(tx, spec), owner, moved: owner !== null && owner !== existing?.owner };
+      },
+    });
     // Moved (or created) under an owner: say when a limit there stops its next replica.
-    const moved = owner !== null && owner !== existing?.owner;
     const warnings = moved
       ? ownerWarnings(await readSnapshot(sql, now(), deps.policy), {
           name,
@@ -64,14 +72,6 @@ export function modelHandlers(deps: ApiDeps) {
           profiles: input.profiles,
         })
       : [];
-    const created = await recordedChange(c, deps, {
-      action: 'model.put',
-      ...modelChange(name, 'specChanged'),
-      apply: async (tx) => {
-        if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
-        return putModel(tx, spec);
-      },
-    });
     return c.json({ name, ...(warnings.length > 0 ? { warnings } : {}) }, created ? 201 : 200);
   };
 
