@@ -59,7 +59,11 @@ export function modelHandlers(deps: ApiDeps) {
         if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
         await authorize(c, 'change-model', { scope: owner, model: name });
         if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
-        return { created: await putModel(tx, spec), owner, moved: owner !== null && owner !== existing?.owner };
+        return {
+          created: await putModel(tx, spec),
+          owner,
+          moved: owner !== null && owner !== existing?.owner,
+        };
       },
     });
     // Moved (or created) under an owner: say when a limit there stops its next replica.
