@@ -48,6 +48,13 @@ const RESYNC_SPREAD = 0.1;
  * same decision recorded again on a resync, the same search attributes); runs begun before replay as they were.
  */
 const LIGHT_PASSES = 'light-passes';
+/**
+ * Runs from this change on also reserve, start, drain and record in local activities: a pass is then one
+ * or two workflow tasks instead of a round trip through the server for each step, which is what bounded
+ * placements per second (bench/scale). Each step is idempotent, so a task retried elsewhere after a
+ * crash runs again what it had not recorded. Runs begun before replay as they were.
+ */
+const LOCAL_STEPS = 'local-steps';
 
 export interface ReconcileInput {
   model: string;
@@ -74,8 +81,8 @@ class ReconcilerState {
   /** Workflow time at the end of the last pass: a resync's view of the store must be newer. */
   passedAt = 0;
   /**
-   * The worker's time just after the last reservation committed: the next pass's view must be newer. The
-   * workflow's own clock is the server's, and stands still within a workflow task: it cannot say that.
+   * The worker's time just after the last reservation committed: the next pass's view must be newer. In
+   * one workflow task (local steps) the workflow's clock stands still, so its own time cannot say that.
    */
   reservedAt = 0;
   /** The search attributes last set, as one key (they are set again only when it changes). */
@@ -191,7 +198,8 @@ async function pass(
     return 'done';
   }
   state.resyncMs = plan.resyncMs;
-  for (const replicaId of plan.startable) await act.startReplica({ replicaId });
+  const steps = patched(LOCAL_STEPS) ? local : act;
+  for (const replicaId of plan.startable) await steps.startReplica({ replicaId });
 
   let decision: Decision = plan.decision;
   state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
@@ -202,7 +210,7 @@ async function pass(
     replica = replicaId(model);
     // Plans from before bursts have no alsoPlace: one replica, as they were recorded.
     const planned = (plan.alsoPlace ?? []).map((next) => ({ decision: next, replicaId: replicaId(model) }));
-    const reservation = await act.reserveReplica({
+    const reservation = await steps.reserveReplica({
       decision,
       replicaId: replica,
       ...(planned.length > 0 && { also: planned }),
@@ -214,7 +222,7 @@ async function pass(
       also = reservation.also ?? [];
       if (decision.action === 'place') {
         const ids = [replica, ...also.map((step) => step.replicaId)];
-        await Promise.all(ids.map((id) => act.startReplica({ replicaId: id })));
+        await Promise.all(ids.map((id) => steps.startReplica({ replicaId: id })));
       } else await tellVictims(decision);
       state.dirty = true; // the burst met what this view asked for: look again at once
     } else {
@@ -225,7 +233,7 @@ async function pass(
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
-    await act.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
+    await steps.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
   }
   // A resync that again did nothing for the same reason to wait (if any) has nothing to record: the
   // store would skip it too (nothing else records for the model without waking its reconciler).
@@ -235,7 +243,7 @@ async function pass(
     state.lastDecision?.action === 'none' &&
     JSON.stringify(state.lastDecision.pending) === JSON.stringify(decision.pending);
   if (!(again && patched(LIGHT_PASSES))) {
-    await act.recordDecision({
+    await steps.recordDecision({
       decision,
       replica,
       skipIfUnchanged: decision.action === 'none',
