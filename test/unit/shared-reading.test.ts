@@ -55,18 +55,51 @@ describe('a shared reading', () => {
     const first = reading();
     now = 10;
     const afterChange = reading(10);
-    assert.equal(pending.length, 2, 'the read under way began before the change: another one begins');
+    const alsoAfter = reading(10);
+    assert.equal(pending.length, 1, 'one read at a time: the next one waits for the read under way');
+    pending[0].resolve(1);
+    assert.equal(await first, 1);
+    await new Promise(setImmediate);
+    assert.equal(pending.length, 2, 'the read under way began before the change: one more begins after it');
     const joined = reading(5);
     assert.equal(pending.length, 2, 'a read begun after the change is joined');
-    pending[0].resolve(1);
     pending[1].resolve(2);
-    assert.deepEqual(await Promise.all([first, afterChange, joined]), [1, 2, 2]);
+    assert.deepEqual(await Promise.all([afterChange, alsoAfter, joined]), [2, 2, 2]);
     now = 20;
     assert.equal(await reading(10), 2, 'the kept read began at the change: it will do');
     const newer = reading(11);
     assert.equal(pending.length, 3, 'the kept read is older than the change');
     pending[2].resolve(3);
     assert.equal(await newer, 3);
+  });
+
+  it('shares one read among callers that come one after another while a read runs', async () => {
+    let now = 0;
+    const { pending, read } = controlledRead();
+    const reading = sharedReading(read, 5000, () => now);
+    const callers = [reading(0)];
+    for (now = 1; now <= 40; now++) callers.push(reading(now));
+    assert.equal(pending.length, 1, 'forty callers, each told of a later change, while one read runs');
+    pending[0].resolve(0);
+    await new Promise(setImmediate);
+    assert.equal(pending.length, 2, 'they share the next read');
+    pending[1].resolve(1);
+    assert.deepEqual(await Promise.all(callers), [0, ...Array(40).fill(1)]);
+  });
+
+  it('after a failed read, the callers waiting for the next one get a read of their own', async () => {
+    let now = 0;
+    const { pending, read } = controlledRead();
+    const reading = sharedReading(read, 5000, () => now);
+    const failing = reading();
+    now = 5;
+    const waiting = reading(5);
+    pending[0].reject(new Error('store down'));
+    await assert.rejects(failing, /store down/);
+    await new Promise(setImmediate);
+    assert.equal(pending.length, 2);
+    pending[1].resolve(9);
+    assert.equal(await waiting, 9);
   });
 });
 
