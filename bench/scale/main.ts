@@ -3,8 +3,9 @@
 // Reproduce: npm run bench -- scale [--models 1000] [--workers 1]
 // (LLMGW_TEST_TEMPORAL=server runs it on Temporal server on Postgres instead of the dev server.)
 //  1. N models under one team limited to N GPUs, created 20 at a time: until each has its first replica;
-//  2. 15 in flight for every model (capacity 10 per replica): each waits on the limit; the limit raised
-//     to 2N: until every model has its second replica (the fan-out), and placements per second then;
+//  2. 15 in flight for every model (capacity 10 per replica), reported again every 20 s (a load older
+//     than LLMGW_LOAD_STALE_S, 60 s, counts as unknown): each waits on the limit; the limit raised to
+//     2N: until every model has its second replica (the fan-out), and placements per second then;
 //  3. one model's load stepped 10x, from 1 to 20 replicas: until all 20 are placed;
 //  4. 20 models crossing their capacity at once: reaction p50/p99 from the report to the replica placed.
 import { parseArgs } from 'node:util';
@@ -82,7 +83,7 @@ const allPlaced = async (what: string, prefix: string, names: string[], n: numbe
     async () => {
       const now = await placed(prefix);
       const reached = names.filter((name) => (now.get(name)?.n ?? 0) >= n).length;
-      progress(`${what}: ${reached}/${names.length}`);
+      progress(`${what}: ${reached}/${names.length} after ${((Date.now() - from) / 1000).toFixed(1)} s`);
       return reached === names.length && now;
     },
     600_000,
@@ -101,8 +102,10 @@ await inBatches(names, 20, (name) => model(name, team, 2));
 const createMs = Date.now() - started;
 const firstMs = await allPlaced('first replicas', 'm-', names, 1, started);
 
-// 2. The fan-out of a limit raise.
-await inBatches(names, 20, (name) => load(name, 15));
+// 2. The fan-out of a limit raise. The load is kept reported, as gateways do, so that it never goes stale.
+const reportLoad = () => inBatches(names, 20, (name) => load(name, 15));
+await reportLoad();
+const keepReporting = setInterval(() => reportLoad().catch(console.error), 20_000);
 await eventually(
   'every model waits on the limit',
   async () => {
@@ -119,6 +122,7 @@ started = Date.now();
 await call('PUT', '/api/v1/quotas', { scope: team, limit: { gpus: 2 * models } });
 const fanOutMs = await allPlaced('second replicas', 'm-', names, 2, started);
 const perSecond = models / (fanOutMs / 1000);
+clearInterval(keepReporting);
 
 // 3. A 10x load step on one model.
 await model('burst', null, BURST);
