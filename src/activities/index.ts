@@ -16,7 +16,7 @@ import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
 import { admitStart, reserve } from '../store/reservations.ts';
-import { type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
+import { type LiveReading, type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
 export interface ActivityDeps {
@@ -62,10 +62,12 @@ export function createActivities(deps: ActivityDeps) {
 
   // Passes that nothing told of a change (resyncs) share one read of the live state, and the view built
   // on it, for a few seconds: idle models cost the store a read per worker, not one each.
+  let lastReading: LiveReading | undefined;
   const liveState = sharedReading(
     async () => {
       const at = now();
-      return { at, reading: await readLiveReading(sql, at, config.policy) };
+      lastReading = await readLiveReading(sql, at, config.policy, lastReading);
+      return { at, reading: lastReading };
     },
     Math.min(LIVE_STATE_MAX_AGE_MS, config.resyncMs / 2),
     now,

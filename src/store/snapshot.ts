@@ -33,20 +33,30 @@ export interface LiveReading {
   replicaSeq: number;
 }
 
-/** The live state as a worker reads it, with the models' epoch read first: any change after it moves it on. */
-export async function readLiveReading(sql: Sql, now: number, settings: PolicySettings): Promise<LiveReading> {
+/**
+ * The live state as a worker reads it, with the models' epoch read first: any change after it moves it
+ * on. Given the worker's previous reading, its models are kept while their epoch has not moved, so that
+ * the reads of a fan-out do not parse every model and profile again (only what changes all the time).
+ */
+export async function readLiveReading(
+  sql: Sql,
+  now: number,
+  settings: PolicySettings,
+  previous?: LiveReading,
+): Promise<LiveReading> {
   const modelsEpoch = await readModelsEpoch(sql);
-  return { ...(await readLive(sql, now, settings)), modelsEpoch };
+  const models = previous?.modelsEpoch === modelsEpoch ? previous.state.models : undefined;
+  return { ...(await readLive(sql, now, settings, models)), modelsEpoch };
 }
 
 export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
   return (await readLive(sql, now, settings)).state;
 }
 
-/** Stopped and failed replicas are left out: they hold nothing. */
-async function readLive(sql: Sql, now: number, settings: PolicySettings) {
+/** Stopped and failed replicas are left out: they hold nothing. `models`, when given, are still current. */
+async function readLive(sql: Sql, now: number, settings: PolicySettings, current?: LiveState['models']) {
   const [models, nodes, active, load] = await Promise.all([
-    listModels(sql),
+    current ?? listModels(sql),
     listNodes(sql),
     activeReplicasAfter(sql),
     readLoad(sql, now, settings.loadStaleMs),

@@ -129,4 +129,19 @@ describe('reservations checked on an earlier reading', () => {
     );
     assert.equal(await active(), 2);
   });
+  it('a reading keeps the models of the one before while none changed, and reads them after a change', async () => {
+    const first = await readLiveReading(sql, Date.now(), SETTINGS);
+    const same = await readLiveReading(sql, Date.now(), SETTINGS, first);
+    assert.equal(same.state.models, first.state.models, 'no model changed: the models read before are kept');
+    await setOwner(sql, 'other', 'team:a');
+    const moved = await readLiveReading(sql, Date.now(), SETTINGS, same);
+    assert.notEqual(moved.modelsEpoch, same.modelsEpoch);
+    assert.equal(moved.state.models.find((m) => m.name === 'other')?.owner, 'team:a', 'the change is read');
+    await putModel(sql, { name: 'third', owner: null, min_replicas: 0, max_replicas: 1, profiles: [g1] });
+    const added = await readLiveReading(sql, Date.now(), SETTINGS, moved);
+    assert.deepEqual(
+      added.state.models.map((m) => m.name),
+      ['mine', 'other', 'third'],
+    );
+  });
 });
