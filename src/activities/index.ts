@@ -5,7 +5,7 @@ import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
-import { decideBurst } from '../policy/burst.ts';
+import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
 import { refusedDecision } from '../policy/decide.ts';
 import { resyncAfter } from '../policy/resync.ts';
 import { buildView, type View } from '../policy/view.ts';
@@ -142,14 +142,16 @@ export function createActivities(deps: ActivityDeps) {
      * Commits a pass's burst in one transaction: a place, reclaim or preempt decision, and the places
      * that follow it (`also`), or the burst the model makes on the state under the lock when that state
      * refuses it. Then `decision` is the first reserved and `also` the rest (given back whenever `also`
-     * was given: what was reserved of it). A refusal is a normal answer, with the decision to record.
+     * was given: what was reserved of it). `lookAgain` says whether the reconciler plans again at once
+     * (policy/burst.ts looksAgainAfter); results recorded before it existed lack it, and meant yes.
+     * A refusal is a normal answer, with the decision to record.
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
       also?: Reserved[];
     }): Promise<
-      | { reserved: true; decision?: Decision; also?: Reserved[]; at: number }
+      | { reserved: true; decision?: Decision; also?: Reserved[]; at: number; lookAgain?: boolean }
       | { reserved: false; why: string; decision: Decision }
     > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
@@ -183,6 +185,7 @@ export function createActivities(deps: ActivityDeps) {
         reserved: true,
         // After the commit: a view read from then on holds what was reserved.
         at: now(),
+        lookAgain: looksAgainAfter([first, ...rest]),
         ...(first !== input.decision && { decision: first }),
         ...(input.also && { also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })) }),
       };

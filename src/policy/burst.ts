@@ -7,9 +7,19 @@ import { buildView, type View } from './view.ts';
 /**
  * The most replicas one pass places. A burst is reserved in one transaction under the reservation
  * lock, and each step plans on a view of its own: a bound keeps that lock short. The reconciler looks
- * again at once after a pass that placed, so a larger need is met in a few passes.
+ * again at once after a burst that reached it, so a larger need is met in a few passes.
  */
 export const MAX_BURST = 32;
+
+/**
+ * Whether the reconciler looks again at once after reserving these decisions: after a reclaim or a
+ * preemption, and after a burst at its bound. A smaller burst placed all that its view asked for, and
+ * what could ask for more wakes the reconciler anyway: its replicas becoming ready or failing, a change
+ * of load, spec or quota. Without that second pass a placement costs two passes, not three.
+ */
+export function looksAgainAfter(reserved: readonly Decision[]): boolean {
+  return reserved[0]?.action !== 'place' || reserved.length >= MAX_BURST;
+}
 
 /**
  * The snapshot once a replica of the profile is reserved on `node` and the victims have stopped (the

@@ -224,7 +224,8 @@ async function pass(
         const ids = [replica, ...also.map((step) => step.replicaId)];
         await Promise.all(ids.map((id) => steps.startReplica({ replicaId: id })));
       } else await tellVictims(decision);
-      state.dirty = true; // the burst met what this view asked for: look again at once
+      // Reservations recorded before it was said look again at once, as every reservation did then.
+      if (reservation.lookAgain ?? true) state.dirty = true;
     } else {
       refused = true;
       // A refusal recorded before the activity returned the decision to record holds none: replay

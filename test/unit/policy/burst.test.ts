@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../../src/domain/decision.ts';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
-import { burstRefusal, decideBurst, MAX_BURST } from '../../../src/policy/burst.ts';
+import { burstRefusal, decideBurst, looksAgainAfter, MAX_BURST } from '../../../src/policy/burst.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import {
@@ -107,12 +107,37 @@ describe('decideBurst with reclaim', () => {
     assert.equal(decideModel(applied(reclaimScene(2), burst), 'svc', memory()).action, 'reclaim');
   });
 
+  it('looks again at once after a reclaim: what it frees is placed on the next pass', () => {
+    assert.equal(looksAgainAfter(burstOf(reclaimScene(0))), true);
+  });
+
   it('a reclaim stays alone', () => {
     const burst = burstOf(reclaimScene(0));
     assert.deepEqual(
       burst.map((d) => d.action),
       ['reclaim'],
     );
+  });
+});
+
+describe('looksAgainAfter', () => {
+  const cases: [string, () => Decision[], boolean][] = [
+    [
+      'a burst that placed what the view asked for: its replicas wake the reconciler',
+      () => burstOf(scene({ inFlight: 50 })),
+      false,
+    ],
+    ['one replica placed', () => burstOf(scene({ inFlight: 15 })), false],
+    ['a burst at its bound: more may be needed', () => burstOf(scene({ inFlight: 2000, nodes: 8 })), true],
+  ];
+  for (const [name, reserved, expected] of cases) {
+    it(name, () => {
+      const burst = reserved();
+      assert.equal(looksAgainAfter(burst), expected, burst.map((d) => d.action).join(', '));
+    });
+  }
+  it('a burst at its bound is what the bound makes', () => {
+    assert.equal(burstOf(scene({ inFlight: 2000, nodes: 8 })).length, MAX_BURST);
   });
 });
 

@@ -156,7 +156,12 @@ describe('the reconciler workflow', () => {
         planPass: async () =>
           ++plans === 1 ? plan(places[0], { alsoPlace: places.slice(1) }) : { exists: false },
         // The lock kept the first and third, the second's node was taken: what was reserved comes back.
-        reserveReplica: async ({ also }) => ({ reserved: true, also: also!.slice(1), at: COMMITTED_AT }),
+        reserveReplica: async ({ also }) => ({
+          reserved: true,
+          also: also!.slice(1),
+          at: COMMITTED_AT,
+          lookAgain: true,
+        }),
       },
       async (start, calls) => {
         await (await start({ model: 'burst' })).result();
@@ -177,10 +182,38 @@ describe('the reconciler workflow', () => {
         const [record] = calls.recordDecision;
         assert.equal(record.replica, ids[0]);
         assert.deepEqual(record.also, [{ decision: places[2], replica: ids[2] }]);
-        assert.equal(calls.planPass.length, 2, 'a pass that placed looks again at once');
+        assert.equal(calls.planPass.length, 2, 'a pass whose reservation says so looks again at once');
         // Found by bench/scale: in one workflow task the workflow's clock stands still, and a view read
         // before the reservation placed the replicas again.
         assert.equal(calls.planPass[1].freshAfter, COMMITTED_AT, 'on a view read after the reservation');
+      },
+    );
+  });
+
+  it('after a reservation that says not to look again, plans next when woken, not at once', async () => {
+    let woken = false;
+    const plannedWhen: boolean[] = [];
+    await withReconcilers(
+      {
+        // The second plan finds the model gone, which ends the reconciler.
+        planPass: async () => {
+          plannedWhen.push(woken);
+          return plannedWhen.length === 1
+            ? plan(decision('calm', { action: 'place', profile: 'small', node: 'n1', reason: 'place' }))
+            : { exists: false };
+        },
+        reserveReplica: async () => ({ reserved: true, at: COMMITTED_AT, lookAgain: false }),
+      },
+      async (start, calls) => {
+        const reconciler = await start({ model: 'calm' });
+        await until('the place is recorded', () => calls.recordDecision.length === 1);
+        // Planning again at once would take a few milliseconds: give it far longer than that.
+        await sleep(500);
+        assert.equal(calls.planPass.length, 1, 'no second pass without a wake-up');
+        woken = true;
+        await reconciler.signal(wakeSignals.replicaChanged);
+        await reconciler.result();
+        assert.deepEqual(plannedWhen, [false, true], 'the next pass came with the replica change');
       },
     );
   });
