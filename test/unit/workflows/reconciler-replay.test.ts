@@ -1,8 +1,9 @@
 // Reconcilers keep running through an upgrade, and the new workflow code replays their histories. A
 // change of what a pass schedules must keep those histories replaying (Temporal's patched()); these
 // were recorded by earlier code (History protobufs): an idle model, one serving a replica, and one
-// bursting from one replica to eight (before and since local steps), each through a few resyncs. `npm run record-history -- NAME`
-// records a new one from a real run when the workflow changes on purpose.
+// bursting from one replica to eight (before local steps, before a reservation said whether to look
+// again, and since), each through a few resyncs. `npm run record-history -- NAME` records a new one
+// from a real run when the workflow changes on purpose.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
