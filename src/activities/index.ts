@@ -60,8 +60,9 @@ export function createActivities(deps: ActivityDeps) {
   const { sql, driver, config } = deps;
   const now = deps.now ?? Date.now;
 
-  // Passes that nothing told of a change (resyncs) share one read of the live state, and the view built
-  // on it, for a few seconds: idle models cost the store a read per worker, not one each.
+  // The worker's passes share one read of the live state at a time, and the view built on it: resyncs
+  // for a few seconds, so idle models cost the store a read per worker, not one each; passes woken by a
+  // change, the next read begun after it. Each read keeps the models of the one before while none changed.
   let lastReading: LiveReading | undefined;
   const liveState = sharedReading(
     async () => {

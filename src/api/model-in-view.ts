@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Db } from '../store/db.ts';
 import { getModel, noSuchModel, type StoredModel } from '../store/models.ts';
-import { identityOf } from './auth/guard.ts';
+import { authorize, identityOf } from './auth/guard.ts';
 import { type Action, may, sees } from './auth/permissions.ts';
 
 /**
@@ -32,5 +32,16 @@ export async function existingModelInView(
 ): Promise<StoredModel> {
   const model = await modelInView(c, sql, name, action);
   if (!model) throw noSuchModel(name);
+  return model;
+}
+
+/**
+ * The model named, when the caller may change it: 404 as existingModelInView, 403 unless its owner is
+ * the caller's to manage. Called in the change's transaction, after its lock (api/recorded.ts
+ * modelChange), it is still so when the change is written.
+ */
+export async function modelToChange(c: Context, sql: Db, name: string): Promise<StoredModel> {
+  const model = await existingModelInView(c, sql, name, 'change-model');
+  await authorize(c, 'change-model', { scope: model.owner, model: name });
   return model;
 }

@@ -224,7 +224,7 @@ async function pass(
         const ids = [replica, ...also.map((step) => step.replicaId)];
         await Promise.all(ids.map((id) => steps.startReplica({ replicaId: id })));
       } else await tellVictims(decision);
-      // Reservations recorded before it was said look again at once, as every reservation did then.
+      // A result recorded before `lookAgain` existed lacks it: every reservation looked again then.
       if (reservation.lookAgain ?? true) state.dirty = true;
     } else {
       refused = true;

@@ -584,6 +584,35 @@ describe('models API', () => {
     }
   });
 
+  it("a team operator's target change racing a move of its model to another team never lands after the move", async () => {
+    // The target change used to check the owner before its transaction, and could then write to a model
+    // another team owned by the time it committed.
+    assert.equal((await stack.call('POST', '/api/v1/teams', { org: 'Acme', name: 'elsewhere' })).status, 201);
+    const bearer = async (grant: string, scope: string) => ({
+      authorization: `Bearer ${await stack.token({ name: `${grant}-${tag}`, role: 'operator', scope })}`,
+    });
+    const org = await bearer('org-mover', 'org:Acme');
+    const team = await bearer('ml-sizer', 'team:Acme/ml');
+    for (let round = 0; round < 8; round++) {
+      const model = name(`moving-${round}`);
+      assert.equal((await put(model, spec({ owner: 'team:Acme/ml' }))).status, 201);
+      const [moved, sized] = await Promise.all([
+        setOwner(model, { owner: 'team:Acme/elsewhere' }, org),
+        stack.call('POST', `/api/v1/models/${model}/target`, { tokens_per_sec: 100, apply: true }, team),
+      ]);
+      assert.equal(moved.status, 200, `round ${round}`);
+      const order = (
+        await stack.sql<{ action: string }[]>`
+          select action from audit_log where target = ${`model:${model}`} and action <> 'model.put' order by id`
+      ).map((row) => row.action);
+      if (sized.status === 200) assert.deepEqual(order, ['model.target', 'model.owner'], `round ${round}`);
+      else {
+        assert.equal(sized.status, 404, `round ${round}: the moved model is out of the team's view`);
+        assert.deepEqual(order, ['model.owner'], `round ${round}`);
+      }
+    }
+  });
+
   it('a failed request changes nothing', async () => {
     const model = name('stable');
     assert.equal((await put(model, spec({ owner: 'team:Acme/ml', target_tokens_per_sec: 100 }))).status, 201);

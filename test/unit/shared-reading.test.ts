@@ -17,19 +17,24 @@ function controlledRead() {
   };
 }
 
+/** A shared reading over a controlled read, on a clock the test sets (`clock.at`). */
+function controlledReading(maxAgeMs = 5000) {
+  const { pending, read } = controlledRead();
+  const clock = { at: 0 };
+  return { pending, clock, reading: sharedReading(read, maxAgeMs, () => clock.at) };
+}
+
 describe('a shared reading', () => {
   it('is read once for the callers that come while it runs, and kept for maxAgeMs', async () => {
-    let now = 0;
-    const { pending, read } = controlledRead();
-    const reading = sharedReading(read, 5000, () => now);
+    const { pending, clock, reading } = controlledReading();
     const waiting = [reading(), reading(), reading()];
     assert.equal(pending.length, 1, 'one read in flight');
     pending[0].resolve(7);
     assert.deepEqual(await Promise.all(waiting), [7, 7, 7]);
-    now = 4999;
+    clock.at = 4999;
     assert.equal(await reading(), 7);
     assert.equal(pending.length, 1, 'kept while younger than maxAgeMs');
-    now = 5000;
+    clock.at = 5000;
     const next = reading();
     assert.equal(pending.length, 2, 'read again once as old as maxAgeMs');
     pending[1].resolve(8);
@@ -37,8 +42,7 @@ describe('a shared reading', () => {
   });
 
   it('does not keep a failed read: its callers get the error, the next caller reads again', async () => {
-    const { pending, read } = controlledRead();
-    const reading = sharedReading(read, 60_000, () => 0);
+    const { pending, reading } = controlledReading(60_000);
     const failed = [reading(), reading()];
     pending[0].reject(new Error('store down'));
     for (const call of failed) await assert.rejects(call, /store down/);
@@ -49,11 +53,9 @@ describe('a shared reading', () => {
   });
 
   it('gives a caller that knows of a change a read begun after it, kept or under way', async () => {
-    let now = 0;
-    const { pending, read } = controlledRead();
-    const reading = sharedReading(read, 5000, () => now);
+    const { pending, clock, reading } = controlledReading();
     const first = reading();
-    now = 10;
+    clock.at = 10;
     const afterChange = reading(10);
     const alsoAfter = reading(10);
     assert.equal(pending.length, 1, 'one read at a time: the next one waits for the read under way');
@@ -65,7 +67,7 @@ describe('a shared reading', () => {
     assert.equal(pending.length, 2, 'a read begun after the change is joined');
     pending[1].resolve(2);
     assert.deepEqual(await Promise.all([afterChange, alsoAfter, joined]), [2, 2, 2]);
-    now = 20;
+    clock.at = 20;
     assert.equal(await reading(10), 2, 'the kept read began at the change: it will do');
     const newer = reading(11);
     assert.equal(pending.length, 3, 'the kept read is older than the change');
@@ -74,11 +76,9 @@ describe('a shared reading', () => {
   });
 
   it('shares one read among callers that come one after another while a read runs', async () => {
-    let now = 0;
-    const { pending, read } = controlledRead();
-    const reading = sharedReading(read, 5000, () => now);
+    const { pending, clock, reading } = controlledReading();
     const callers = [reading(0)];
-    for (now = 1; now <= 40; now++) callers.push(reading(now));
+    for (clock.at = 1; clock.at <= 40; clock.at++) callers.push(reading(clock.at));
     assert.equal(pending.length, 1, 'forty callers, each told of a later change, while one read runs');
     pending[0].resolve(0);
     await new Promise(setImmediate);
@@ -88,11 +88,9 @@ describe('a shared reading', () => {
   });
 
   it('after a failed read, the callers waiting for the next one get a read of their own', async () => {
-    let now = 0;
-    const { pending, read } = controlledRead();
-    const reading = sharedReading(read, 5000, () => now);
+    const { pending, clock, reading } = controlledReading();
     const failing = reading();
-    now = 5;
+    clock.at = 5;
     const waiting = reading(5);
     pending[0].reject(new Error('store down'));
     await assert.rejects(failing, /store down/);

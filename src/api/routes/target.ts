@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { sizeForThroughput } from '../../policy/sizing.ts';
-import { noSuchModel, setTarget } from '../../store/models.ts';
+import { setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
-import { authorize, permits } from '../auth/guard.ts';
+import { permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
-import { existingModelInView } from '../model-in-view.ts';
+import { modelToChange } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { modelChange, recordedChange } from '../recorded.ts';
@@ -59,15 +59,18 @@ export function targetRouter(deps: ApiDeps) {
     async (c) => {
       const { name } = c.req.valid('param');
       const { tokens_per_sec, apply } = c.req.valid('json');
-      const model = await existingModelInView(c, deps.sql, name, 'change-model');
-      await authorize(c, 'change-model', { scope: model.owner, model: name });
+      await modelToChange(c, deps.sql, name);
       const snapshot = await readSnapshot(deps.sql, (deps.now ?? Date.now)(), deps.policy);
       const plan = sizeForThroughput(snapshot, name, tokens_per_sec);
       if (apply) {
         await recordedChange(c, deps, {
           action: 'model.target',
           ...modelChange(name, 'specChanged'),
-          apply: (tx) => setTarget(tx, name, tokens_per_sec),
+          // Checked again under the model's lock: it may have moved to another owner since.
+          apply: async (tx) => {
+            await modelToChange(c, tx, name);
+            await setTarget(tx, name, tokens_per_sec);
+          },
         });
       }
       return c.json({ ...plan, applied: apply }, 200);
@@ -89,14 +92,14 @@ export function targetRouter(deps: ApiDeps) {
     }),
     async (c) => {
       const { name } = c.req.valid('param');
-      const model = await existingModelInView(c, deps.sql, name, 'change-model');
-      await authorize(c, 'change-model', { scope: model.owner, model: name });
+      const model = await modelToChange(c, deps.sql, name);
       if (model.target_tokens_per_sec !== undefined) {
         await recordedChange(c, deps, {
           action: 'model.target',
           ...modelChange(name, 'specChanged'),
           apply: async (tx) => {
-            if (!(await setTarget(tx, name, null))) throw noSuchModel(name);
+            await modelToChange(c, tx, name);
+            await setTarget(tx, name, null);
           },
         });
       }

@@ -17,7 +17,7 @@ import { authorize, visibility } from '../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../http.ts';
-import { existingModelInView, modelInView } from '../../model-in-view.ts';
+import { modelInView, modelToChange } from '../../model-in-view.ts';
 import { modelChange, recordedChange } from '../../recorded.ts';
 import { refuseBeyondScopeCap } from '../../scope-caps.ts';
 import { resolveOrRefuse } from '../../scopes.ts';
@@ -81,13 +81,12 @@ export function modelHandlers(deps: ApiDeps) {
 
   const remove: RouteHandler<typeof deleteModelRoute> = async (c) => {
     const { name } = c.req.valid('param');
-    const model = await existingModelInView(c, sql, name, 'change-model');
-    await authorize(c, 'change-model', { scope: model.owner, model: name });
     await recordedChange(c, deps, {
       action: 'model.delete',
       ...modelChange(name, 'deleted'),
       apply: async (tx) => {
-        if (!(await markDeleting(tx, name))) throw noSuchModel(name);
+        await modelToChange(c, tx, name);
+        await markDeleting(tx, name);
       },
     });
     return c.json({ deleting: name }, 200);
@@ -125,21 +124,21 @@ export function modelHandlers(deps: ApiDeps) {
   const owner: RouteHandler<typeof setOwnerRoute> = async (c) => {
     const { name } = c.req.valid('param');
     const { owner: text = null } = c.req.valid('json');
-    const model = await existingModelInView(c, sql, name, 'change-model');
-    await authorize(c, 'change-model', { scope: model.owner, model: name });
     const key = await ownerKey(c, text);
-    await authorize(c, 'change-model', { scope: key, model: name });
+    const model = await recordedChange(c, deps, {
+      action: 'model.owner',
+      ...modelChange(name, 'ownerChanged'),
+      apply: async (tx) => {
+        const model = await modelToChange(c, tx, name);
+        await authorize(c, 'change-model', { scope: key, model: name });
+        await setOwner(tx, name, key);
+        return model;
+      },
+    });
     // Accepted even where a limit stops the model's next replica: the answer says which limit.
     const warnings = key
       ? ownerWarnings(await readSnapshot(sql, now(), deps.policy), { ...model, owner: key })
       : [];
-    await recordedChange(c, deps, {
-      action: 'model.owner',
-      ...modelChange(name, 'ownerChanged'),
-      apply: async (tx) => {
-        if (!(await setOwner(tx, name, key))) throw noSuchModel(name);
-      },
-    });
     return c.json({ model: name, owner: key ?? '', ...(warnings.length > 0 ? { warnings } : {}) }, 200);
   };
 
