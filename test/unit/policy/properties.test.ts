@@ -14,7 +14,25 @@ import { burstRefusal, decideBurst } from '../../../src/policy/burst.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
 import { add, fitsWithin, subtract, sum, usesAnyOf } from '../../../src/policy/resources.ts';
 import { buildView } from '../../../src/policy/view.ts';
-import { apply, measured, memory, NOW, org, project, SECOND, settle, team, world } from './fixtures.ts';
+import {
+  apply,
+  cores,
+  gpus,
+  measured,
+  memory,
+  model,
+  NOW,
+  node,
+  org,
+  profile,
+  project,
+  quota,
+  replica,
+  SECOND,
+  settle,
+  team,
+  world,
+} from './fixtures.ts';
 import { chainOf, checkNodes, full, holds, hostable, isActive, onNode, protectedIds } from './oracle.ts';
 
 /** Checks one decision against the state it was made on. */
@@ -71,13 +89,16 @@ function checkDecision(s: Snapshot, d: Decision) {
   );
 }
 
-/** What each victim's model decides when replayed right after the reclaim: its reclaimed replicas of the reclaimer. */
+/**
+ * What each victim's model reclaims back from the reclaimer when replayed right after the reclaim. A
+ * preemption is not taking back: a higher claim may take the reclaimer's borrowed replicas (its own
+ * rules are checked below and in preempt-properties).
+ */
 function takenBack(s: Snapshot, d: Decision, memories?: Map<string, ModelMemory>) {
-  return [...new Set(d.victims!.map((v) => v.model))].flatMap((victimModel) =>
-    (decideModel(s, victimModel, memories?.get(victimModel) ?? memory()).victims ?? []).filter(
-      (v) => v.model === d.model,
-    ),
-  );
+  return [...new Set(d.victims!.map((v) => v.model))].flatMap((victimModel) => {
+    const replay = decideModel(s, victimModel, memories?.get(victimModel) ?? memory());
+    return replay.action === 'reclaim' ? replay.victims!.filter((v) => v.model === d.model) : [];
+  });
 }
 
 /**
@@ -91,7 +112,10 @@ function checkNoReclaimBack(s: Snapshot, d: Decision, memories: Map<string, Mode
   assert.ok(protectedIds(s).has(reserved.id), 'the reserved replica is protected');
   const guarantee = s.quotas.find((q) => q.scope === d.reclaim_for)!.guarantee!;
   for (const v of takenBack(s, d, memories)) {
-    assert.ok(!usesAnyOf(v.resources, guarantee), `${v.model} reclaims ${v.replica} back from ${d.model}`);
+    assert.ok(
+      !usesAnyOf(v.resources, guarantee),
+      `a victim's model reclaims ${v.replica} back from ${d.model}`,
+    );
   }
 }
 
@@ -436,6 +460,45 @@ describe('invariants over random worlds and event sequences', () => {
     assert.ok(seenBursts > 0, 'some passes place several replicas');
     // The worlds are rich enough to exercise every kind of decision.
     for (const [action, count] of Object.entries(seen)) assert.ok(count > 0, `some ${action} decisions`);
+  });
+
+  it("a reclaimer's borrowed replica may still be preempted by its victim's model with a higher claim", () => {
+    // Found by the property above. m3's older replica uses GPUs, which its team's guarantee of 0 GPUs
+    // leaves borrowed; its reclaim takes m0's only replica, and m0 (floor) then preempts that one (demand).
+    const p0 = profile('p0', gpus(1, { cores: 16 }), { priority: 2 });
+    const p1 = profile('p1', cores(13));
+    const small = profile('p0', cores(4));
+    const start = world({
+      scopes: [org('o1'), team('o1t0', 'o1'), team('o1t1', 'o1'), project('o1t1p0', 'o1t1')],
+      quotas: [quota('team:o1t1', gpus(0)), quota('project:o1t1p0', gpus(1, { cores: 35 }))],
+      nodes: [node('n0', gpus(8, { cores: 16 }), { gpu_model: 'A' }), node('n1', gpus(4, { cores: 16 }))],
+      models: [
+        model('m0', [small], { owner: 'team:o1t0', min_replicas: 1 }),
+        model('m3', [p0, p1], { owner: 'project:o1t1p0', target_tokens_per_sec: 3000 }),
+      ],
+      measurements: [measured('m3', 'p0', 5, 53), measured('m3', 'p1', 8, 496)],
+      replicas: [
+        replica('m3-old', { model: 'm3', profile: p0, node: 'n0' }),
+        replica('m0-only', { model: 'm0', profile: small, node: 'n1' }),
+      ],
+    });
+    const { decisions } = run(
+      {
+        start,
+        events: [
+          { kind: 'decide', model: 1, passes: 1 },
+          { kind: 'decide', model: 0, passes: 1 },
+        ],
+      },
+      () => {},
+    );
+    assert.deepEqual(
+      decisions.map(({ decision: d }) => [d.model, d.action, d.victims?.map((v) => v.replica)]),
+      [
+        ['m3', 'reclaim', ['m0-only']],
+        ['m0', 'preempt', ['m3-old']],
+      ],
+    );
   });
 
   it('sibling projects under a team that alone has a guarantee never reclaim from each other', () => {
