@@ -23,7 +23,8 @@ export type Action =
   | 'change-node'
   | 'manage-tokens'
   | 'read-audit'
-  | 'read-metrics'; // GET /metrics: every tenant's names and figures
+  | 'read-metrics' // GET /metrics: every tenant's names and figures
+  | 'call-model'; // the gateway's /v1 endpoints: requests to a model's replicas
 
 /**
  * Where on the tree a role may do an action:
@@ -48,6 +49,7 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
     'manage-tokens': 'anywhere',
     'read-audit': 'anywhere',
     'read-metrics': 'anywhere',
+    'call-model': 'anywhere',
   },
   operator: {
     read: 'within',
@@ -58,10 +60,12 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
     'change-quota': 'beneath',
     'change-model': 'within',
     'report-load': 'within',
+    'call-model': 'within',
   },
   viewer: { read: 'within', 'read-cluster': 'anywhere' },
   reporter: { 'report-load': 'within' },
   metrics: { 'read-metrics': 'anywhere' },
+  client: { 'call-model': 'within' },
 };
 
 /** What an action is done to. */
@@ -123,11 +127,13 @@ export function mayOverrun(who: Identity, why: string | null, label: Label = (ke
   return { allowed: false, why: `${describe(who, label)} ${why}` };
 }
 
-/** `an operator of team:Acme/ml`, `a viewer`, `an admin`. */
+const ROLE_NOUN: Partial<Record<Role, string>> = { metrics: 'metrics token', client: 'client key' };
+
+/** `an operator of team:Acme/ml`, `a viewer`, `an admin`, `a client key of team:Acme/ml`. */
 function describe(who: Identity, label: Label): string {
   const article = who.role === 'admin' || who.role === 'operator' ? 'an' : 'a';
   const of = who.scope ? ` of ${label(who.scope)}` : '';
-  return `${article} ${who.role === 'metrics' ? 'metrics token' : who.role}${of}`;
+  return `${article} ${ROLE_NOUN[who.role] ?? who.role}${of}`;
 }
 
 const VERBS: Record<Action, string> = {
@@ -143,6 +149,7 @@ const VERBS: Record<Action, string> = {
   'manage-tokens': 'manage tokens',
   'read-audit': 'read the audit log',
   'read-metrics': 'read the metrics',
+  'call-model': 'call models',
 };
 
 const ONLY_AN_ADMIN = 'only an admin may';
@@ -157,6 +164,7 @@ const ROLE_LIMIT: Record<Role, string> = {
   viewer: 'a viewer only reads',
   reporter: 'a reporter only reports load (POST /api/v1/models/{name}/load)',
   metrics: 'a metrics token only reads GET /metrics',
+  client: "a client key only calls its scope's models through the gateway (/v1)",
 };
 
 /** The action done to this target, e.g. `change the quota of team:Acme/ml`. */
@@ -178,6 +186,8 @@ function phrase(
       return `change ${model}`;
     case 'report-load':
       return `report the load of ${model}`;
+    case 'call-model':
+      return `call ${model}`;
     default:
       return `${VERBS[action]} ${target.model ? model : scope}`;
   }

@@ -55,13 +55,13 @@ export const TOKEN_COMMANDS: Command[] = [
       role: {
         type: 'string',
         value: 'ROLE',
-        description: 'admin, operator, viewer, reporter or metrics',
+        description: 'admin, operator, viewer, reporter, metrics or client',
         required: true,
       },
       scope: {
         type: 'string',
         value: 'SCOPE',
-        description: "the operator's scope, or a viewer's or reporter's subtree",
+        description: "the operator's or client's scope, or a viewer's or reporter's subtree",
       },
       models: { type: 'string', value: 'A,B', description: 'the only models a reporter reports for' },
       'expires-in': {
@@ -73,6 +73,7 @@ export const TOKEN_COMMANDS: Command[] = [
     examples: [
       'llmgw ctl token create --name ml-ops --role operator --scope team:Acme/ml --expires-in 30d',
       'llmgw ctl token create --name gw-1 --role reporter --models chat,code',
+      'export OPENAI_API_KEY=$(llmgw ctl token create --name ml-app --role client --scope team:Acme/ml)',
       'export LLMGW_TOKEN=$(llmgw ctl token create --name dana --role viewer --scope org:Acme)',
     ],
     async run(ctx, input) {

@@ -34,6 +34,7 @@ const reporter = who('reporter');
 const chatReporter = who('reporter', null, ['chat']);
 const mlReporter = who('reporter', 'team:ml');
 const prometheus = who('metrics');
+const mlClient = who('client', 'team:ml');
 
 /** [who, action, the scope acted on (null: none), model, allowed]. */
 const TABLE: [Identity, Action, ScopeKey | null, string | undefined, boolean][] = [
@@ -98,6 +99,20 @@ const TABLE: [Identity, Action, ScopeKey | null, string | undefined, boolean][] 
   [mlOperator, 'read-metrics', null, undefined, false],
   [viewer, 'read-metrics', null, undefined, false],
   [reporter, 'read-metrics', null, undefined, false],
+  // client keys: call the models within their scope through the gateway, nothing else
+  [mlClient, 'call-model', 'team:ml', 'chat', true],
+  [mlClient, 'call-model', 'project:training', 'trainer', true],
+  [mlClient, 'call-model', 'team:web', 'code', false],
+  [mlClient, 'call-model', 'org:acme', 'shared', false],
+  [mlClient, 'call-model', null, 'orphan', false],
+  [mlClient, 'read', 'team:ml', undefined, false],
+  [mlClient, 'report-load', 'team:ml', 'chat', false],
+  [mlClient, 'read-metrics', null, undefined, false],
+  [admin, 'call-model', 'team:web', 'code', true],
+  [mlOperator, 'call-model', 'project:training', 'trainer', true],
+  [mlOperator, 'call-model', 'team:web', 'code', false],
+  [viewer, 'call-model', 'team:web', 'code', false],
+  [reporter, 'call-model', 'team:web', 'code', false],
 ];
 
 describe('permissions', () => {
@@ -146,6 +161,14 @@ describe('permissions', () => {
     assert.equal(
       why(reporter, 'read', null),
       'a reporter may not read: a reporter only reports load (POST /api/v1/models/{name}/load)',
+    );
+    assert.equal(
+      why(mlClient, 'call-model', 'team:web', 'code'),
+      'a client key of team:Acme/ml may not call model code: it is not within team:Acme/ml',
+    );
+    assert.equal(
+      why(mlClient, 'read', 'team:ml'),
+      "a client key of team:Acme/ml may not read: a client key only calls its scope's models through the gateway (/v1)",
     );
     assert.equal(
       why(chatReporter, 'report-load', 'team:ml', 'embed'),

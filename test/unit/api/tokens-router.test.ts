@@ -10,6 +10,7 @@ describe('tokens router, before the store', () => {
   it('refuses what a role cannot be given (400, one sentence)', async () => {
     const cases: [body: object, error: string][] = [
       [{ name: 'ops', role: 'operator' }, 'an operator token needs a scope: the one it manages beneath'],
+      [{ name: 'app', role: 'client' }, 'a client key needs a scope: the one whose models it calls'],
       [
         { name: 'root', role: 'admin', scope: 'org:Acme' },
         'an admin token takes no scope: it may do anything anywhere',

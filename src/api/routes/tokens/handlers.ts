@@ -58,10 +58,12 @@ export function tokenHandlers(deps: ApiDeps) {
   return { create, list, revoke };
 }
 
-/** Checks what a role may be given: an operator needs a scope, admin and metrics take none, only a reporter takes models. */
+/** Checks what a role may be given: an operator and a client need a scope, admin and metrics take none, only a reporter takes models. */
 function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
   if (input.role === 'operator' && !input.scope)
     throw new ApiError(400, 'an operator token needs a scope: the one it manages beneath');
+  if (input.role === 'client' && !input.scope)
+    throw new ApiError(400, 'a client key needs a scope: the one whose models it calls');
   if (input.role === 'admin' && input.scope)
     throw new ApiError(400, 'an admin token takes no scope: it may do anything anywhere');
   if (input.role === 'metrics' && input.scope)
