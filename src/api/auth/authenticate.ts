@@ -6,6 +6,7 @@ import { tokensByHashPrefix } from '../../store/tokens.ts';
 import { errorBody } from '../http.ts';
 import type { AuthFailures } from './failures.ts';
 import { type ScopeTree, scopeTree } from './guard.ts';
+import type { Identity } from './permissions.ts';
 import { hashSecret, sameHash } from './secrets.ts';
 
 /** `Bearer <token>` (RFC 6750: the scheme in any case, a token of b64token characters); bounded. */
@@ -20,23 +21,18 @@ const BEARER = /^Bearer +([\w\-.~+/]{1,512}=*) *$/i;
 export function authenticate(sql: Sql, now: () => number, failures: AuthFailures): MiddlewareHandler {
   return async (c, next) => {
     const header = c.req.header('authorization');
-    const secret = BEARER.exec(header ?? '')?.[1];
+    const secret = bearerSecret(header);
     if (!secret) {
       failures.refused(header === undefined ? 'missing' : 'malformed', sourceAddress(c));
       return unauthorized(c, 'send the header Authorization: Bearer <token>');
     }
-    const hash = hashSecret(secret);
-    const token = (await tokensByHashPrefix(sql, hash)).find((t) => sameHash(t.secret_sha256, hash));
-    if (!token) {
-      failures.refused('unknown', sourceAddress(c));
+    const found = await identify(sql, secret, now());
+    if ('refused' in found) {
+      if (found.refused === 'unknown') failures.refused('unknown', sourceAddress(c));
+      else failures.expired(found.token, sourceAddress(c));
       return unauthorized(c, UNKNOWN);
     }
-    // Answered as an unknown token, so that the answer does not tell that this one existed.
-    if (token.expires_at && Date.parse(token.expires_at) <= now()) {
-      failures.expired({ name: token.name, expires_at: token.expires_at }, sourceAddress(c));
-      return unauthorized(c, UNKNOWN);
-    }
-    c.set('identity', { name: token.name, role: token.role, scope: token.scope, models: token.models });
+    c.set('identity', found.identity);
     let tree: Promise<ScopeTree> | undefined;
     c.set('scopeTree', () => {
       tree ??= listScopes(sql).then(scopeTree);
@@ -45,6 +41,31 @@ export function authenticate(sql: Sql, now: () => number, failures: AuthFailures
     await next();
   };
 }
+
+/**
+ * The identity of a bearer secret, or why it has none. An expired token is refused as `expired` for the
+ * log, and callers answer it as an unknown one, so that the answer does not tell that it existed.
+ */
+export async function identify(
+  sql: Sql,
+  secret: string,
+  now: number,
+): Promise<
+  | { identity: Identity }
+  | { refused: 'unknown' }
+  | { refused: 'expired'; token: { name: string; expires_at: string } }
+> {
+  const hash = hashSecret(secret);
+  const token = (await tokensByHashPrefix(sql, hash)).find((t) => sameHash(t.secret_sha256, hash));
+  if (!token) return { refused: 'unknown' };
+  if (token.expires_at && Date.parse(token.expires_at) <= now) {
+    return { refused: 'expired', token: { name: token.name, expires_at: token.expires_at } };
+  }
+  return { identity: { name: token.name, role: token.role, scope: token.scope, models: token.models } };
+}
+
+/** A bearer secret from an Authorization header, or undefined when it holds none. */
+export const bearerSecret = (header: string | undefined) => BEARER.exec(header ?? '')?.[1];
 
 const UNKNOWN = 'this one is unknown, was revoked or expired';
 
