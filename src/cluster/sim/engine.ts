@@ -2,7 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { SimBatch } from './engine-batch.ts';
 import type { SimEngineModel } from './engine-model.ts';
-import { completionShapes, parseChatRequest, tokenText } from './engine-openai.ts';
+import {
+  completionShapes,
+  embeddingsAnswer,
+  parseEngineRequest,
+  type RequestKind,
+  tokenText,
+} from './engine-openai.ts';
 
 export { simKnee } from './engine-model.ts';
 
@@ -23,11 +29,18 @@ export interface SimEngine {
 
 const BODY_LIMIT = 1024 * 1024;
 
+const KINDS = new Map<string, RequestKind>([
+  ['/v1/chat/completions', 'chat'],
+  ['/v1/completions', 'completion'],
+  ['/v1/embeddings', 'embedding'],
+]);
+
 /**
  * An OpenAI-compatible streaming server that behaves like an LLM engine under load (engine-model.ts):
  * tokens come slower the more requests it serves at once, and requests beyond its batch wait for a slot.
- * It serves POST /v1/chat/completions (streamed or not), GET /v1/models, GET /health and GET /metrics
- * with vLLM's gauges, so `llmgw ctl bench` and load reporters can be tested without a GPU.
+ * It serves POST /v1/chat/completions and /v1/completions (streamed or not), POST /v1/embeddings,
+ * GET /v1/models, GET /health and GET /metrics with vLLM's gauges, so `llmgw ctl bench`, the gateway and
+ * load reporters can be tested without a GPU.
  */
 export async function startSimEngine(options: SimEngineOptions): Promise<SimEngine> {
   checkOptions(options);
@@ -35,41 +48,51 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
   const batch = new SimBatch(options, options.seed);
   let completions = 0;
 
-  const chat = async (req: IncomingMessage, res: ServerResponse) => {
+  const answer = async (kind: RequestKind, req: IncomingMessage, res: ServerResponse) => {
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
     } catch (error) {
       return replyError(res, 400, `the body is not JSON: ${(error as Error).message}`);
     }
-    const request = parseChatRequest(body);
+    const request = parseEngineRequest(kind, body);
     if (typeof request === 'string') return replyError(res, 400, request);
-    const shapes = completionShapes(`chatcmpl-sim-${++completions}`, model, request.promptTokens);
-    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-    let text = '';
     let done = false;
-    if (request.stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.flushHeaders();
-    }
-    const cancel = batch.submit({
-      promptTokens: request.promptTokens,
-      maxTokens: request.maxTokens,
-      onToken(index) {
+    let onToken = (_index: number) => {};
+    let onDone = () => replyJson(res, 200, embeddingsAnswer(model, request));
+    if (kind !== 'embedding') {
+      const prefix = kind === 'chat' ? 'chatcmpl' : 'cmpl';
+      const shapes = completionShapes(kind, `${prefix}-sim-${++completions}`, model, request.promptTokens);
+      const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      let text = '';
+      if (request.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.flushHeaders();
+      }
+      // Like vLLM, the role comes with the first token, so a client timing its first chunk times the token.
+      onToken = (index) => {
         if (!request.stream) {
           text += tokenText(index);
           return;
         }
-        // Like vLLM, the role comes with the first token, so a client timing its first chunk times the token.
-        if (index === 0) send(shapes.delta({ role: 'assistant', content: '' }));
-        send(shapes.delta({ content: tokenText(index) }));
-      },
-      onDone() {
-        done = true;
+        const opening = index === 0 && shapes.opening();
+        if (opening) send(opening);
+        send(shapes.piece(tokenText(index)));
+      };
+      onDone = () => {
         if (!request.stream) return replyJson(res, 200, shapes.whole(text, request.maxTokens));
-        send(shapes.delta({}, 'length'));
+        send(shapes.piece('', 'length'));
         if (request.includeUsage) send(shapes.usageChunk(request.maxTokens));
         res.end('data: [DONE]\n\n');
+      };
+    }
+    const cancel = batch.submit({
+      promptTokens: request.promptTokens,
+      maxTokens: request.maxTokens,
+      onToken,
+      onDone() {
+        done = true;
+        onDone();
       },
     });
     res.on('close', () => {
@@ -79,8 +102,9 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'POST' && path === '/v1/chat/completions') {
-      chat(req, res).catch((error) => replyError(res, 500, String(error)));
+    const kind = req.method === 'POST' ? KINDS.get(path) : undefined;
+    if (kind) {
+      answer(kind, req, res).catch((error) => replyError(res, 500, String(error)));
     } else if (req.method === 'GET' && path === '/v1/models') {
       replyJson(res, 200, {
         object: 'list',
