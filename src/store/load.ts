@@ -60,7 +60,9 @@ const expiry = ({ now, staleMs }: LoadBounds) => new Date(now - staleMs);
 
 /**
  * The load of each model: the latest report of each source, summed over the sources that are fresh at
- * `now`. When none is fresh the newest stale figures are returned, and the policy sees them as stale.
+ * `now`. Gateways (`gateway:*`) and replicas (`replica:*`) count the same requests, once each: so the
+ * load is the larger of the gateways' sum and the other sources' sum, never both. When none is fresh
+ * the newest stale figures are returned, and the policy sees them as stale.
  */
 export async function readLoad(
   sql: Sql,
@@ -68,32 +70,42 @@ export async function readLoad(
   staleMs: number,
   model?: string,
 ): Promise<Record<string, Load>> {
-  const rows = await sql<{ model: string; in_flight: number; waiting: number; reported_at: Date }[]>`
-    select model, in_flight, waiting, reported_at from load_reports ${model ? sql`where model = ${model}` : sql``}`;
-  const fresh = new Map<string, Load>();
+  const rows = await sql<
+    { model: string; source: string; in_flight: number; waiting: number; reported_at: Date }[]
+  >`
+    select model, source, in_flight, waiting, reported_at from load_reports ${model ? sql`where model = ${model}` : sql``}`;
+  const fresh = new Map<string, { gateways?: Load; others?: Load }>();
   const newest = new Map<string, Load>();
   for (const row of rows) {
     const at = row.reported_at.getTime();
     const report = { in_flight: row.in_flight, waiting: row.waiting, reported_at: at };
     if (now - at <= staleMs) {
-      const sum = fresh.get(row.model);
-      fresh.set(
-        row.model,
-        sum
-          ? {
-              // Each report is bounded, and so is their sum: many sources make no more load than one may.
-              in_flight: Math.min(sum.in_flight + report.in_flight, MAX_REPORTED_REQUESTS),
-              waiting: Math.min(sum.waiting + report.waiting, MAX_REPORTED_REQUESTS),
-              reported_at: Math.max(sum.reported_at, at),
-            }
-          : report,
-      );
+      const sums = fresh.get(row.model) ?? {};
+      const kind = row.source.startsWith(GATEWAY_SOURCE) ? 'gateways' : 'others';
+      sums[kind] = sums[kind] ? added(sums[kind], report) : report;
+      fresh.set(row.model, sums);
     } else if ((newest.get(row.model)?.reported_at ?? -1) < at) {
       newest.set(row.model, report);
     }
   }
-  return Object.fromEntries([...newest, ...fresh]);
+  const larger = ({ gateways, others }: { gateways?: Load; others?: Load }): Load => {
+    if (!gateways || !others) return (gateways ?? others)!;
+    const total = (load: Load) => load.in_flight + load.waiting;
+    const reported_at = Math.max(gateways.reported_at, others.reported_at);
+    return { ...(total(gateways) >= total(others) ? gateways : others), reported_at };
+  };
+  return Object.fromEntries([...newest, ...[...fresh].map(([name, sums]) => [name, larger(sums)] as const)]);
 }
+
+/** The prefix of the load sources of llmgw's gateways (`gateway:<instance>`). */
+export const GATEWAY_SOURCE = 'gateway:';
+
+/** Each report is bounded, and so is their sum: many sources make no more load than one may. */
+const added = (sum: Load, report: Load): Load => ({
+  in_flight: Math.min(sum.in_flight + report.in_flight, MAX_REPORTED_REQUESTS),
+  waiting: Math.min(sum.waiting + report.waiting, MAX_REPORTED_REQUESTS),
+  reported_at: Math.max(sum.reported_at, report.reported_at),
+});
 
 /** Forgets a source's report (a replica that stopped reports nothing any more). */
 export async function deleteLoadReport(sql: Sql, model: string, source: string) {

@@ -80,4 +80,18 @@ describe('load sources', () => {
     const listed = await ok(stack, 'GET', `/api/v1/models/${name}`);
     assert.equal(listed.in_flight, 2 * max);
   });
+
+  it('gateways add up; gateways and replicas count the same requests once: the larger of the two sums', async () => {
+    const name = await model(`counted-${tag}`);
+    const inFlight = async () => (await ok(stack, 'GET', `/api/v1/models/${name}`)).in_flight;
+    // This stack takes 3 sources a model.
+    await report(name, 'replica:r1', 7);
+    assert.equal(await inFlight(), 7, 'the replica alone');
+    await report(name, 'gateway:g1', 5, 1);
+    assert.equal(await inFlight(), 7, 'the gateway saw 6 of the 7 the replicas serve: not 13');
+    await report(name, 'gateway:g2', 2, 1);
+    assert.equal(await inFlight(), 9, 'two gateways (6 + 3) see more than the replicas (7): held requests');
+    await silence(name, 'replica:r1');
+    assert.equal((await report(name, 'gateway:g2', 1)).body.in_flight, 7, 'the gateways alone (6 + 1)');
+  });
 });
