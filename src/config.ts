@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { estimatedBits, STRONG_SECRET_BITS } from './api/auth/secrets.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
@@ -32,8 +33,20 @@ export interface Config {
   /** The most models within an operator's scope, and scopes beneath it, it may create (admins: no cap). */
   scopeCaps: ScopeCaps;
   metricsPort?: number;
+  gateway: GatewayConfig;
   taskQueue: string;
   policy: PolicySettings;
+}
+
+export interface GatewayConfig {
+  /** The OpenAI-compatible gateway's port (vLLM's 8000 by default). */
+  port: number;
+  /** How long a request waits for a ready replica (a model scaling from zero) before a 503. */
+  queueMs: number;
+  /** The most requests a model may have waiting in one gateway; past it, 429. */
+  queueMax: number;
+  /** This gateway's name in its load source `gateway:<instance>`. */
+  instance: string;
 }
 
 export interface ScopeCaps {
@@ -79,6 +92,17 @@ function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value || undefined;
 }
 
+/** A load source name part: letters, digits, ".", "_" or "-" (the API's LoadReport source rule). */
+function gatewayInstance(value: string | undefined): string {
+  const instance = value || `${hostname()}-${process.pid}`.replace(/[^\w.-]/g, '-').slice(0, 80);
+  if (!/^[A-Za-z0-9][\w.-]{0,79}$/.test(instance)) {
+    throw new ConfigError(
+      `LLMGW_GATEWAY_INSTANCE=${value} must be 1 to 80 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
+  }
+  return instance;
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
   const adminToken = secret(env, 'LLMGW_ADMIN_TOKEN');
@@ -114,6 +138,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     },
     metricsPort,
+    gateway: {
+      port: port(env, 'LLMGW_GATEWAY_PORT', 8000),
+      queueMs: number(env, 'LLMGW_GATEWAY_QUEUE_S', 120) * 1000,
+      queueMax: number(env, 'LLMGW_GATEWAY_QUEUE_MAX', 1000, { integer: true, min: 1 }),
+      instance: gatewayInstance(env.LLMGW_GATEWAY_INSTANCE),
+    },
     taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
     policy: {
       ...DEFAULT_POLICY_SETTINGS,

@@ -15,6 +15,7 @@ import {
   temporalDatabaseUrl,
 } from './dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from './dev/temporal-server.ts';
+import { runGateway } from './gateway.ts';
 import { startApi } from './serve.ts';
 import { startWorker } from './worker.ts';
 
@@ -99,6 +100,8 @@ export async function runDev(
     stops.push(worker.stop);
     const api = await startApi({ config, sql, temporalAddress, log });
     stops.push(api.stop);
+    const gateway = await runGateway({ config, sql, temporalAddress, log });
+    stops.push(gateway.stop);
     const firstAdmin = await createFirstAdmin(sql);
 
     if (options.demo) {
@@ -116,6 +119,9 @@ export async function runDev(
     log.info(`llmgw is up.`);
     log.info(`  API          ${api.url}   (readiness: ${api.url}/readyz)`);
     log.info(`  API docs     ${api.url}/docs`);
+    log.info(
+      `  Gateway      ${gateway.url}/v1   (OpenAI-compatible; a client key: llmgw ctl token create --role client)`,
+    );
     log.info(`  Temporal UI  ${uiUrl ?? temporalWithoutUi(temporalKind, temporalAddress)}`);
     if (firstAdmin) {
       log.info(`  Admin token  ${firstAdmin}`);
@@ -152,7 +158,10 @@ function temporalWithoutUi(kind: DevOptions['temporal'], address: string) {
 }
 
 async function refuseBusyPorts(config: Config, temporalKind: DevOptions['temporal']) {
-  const wanted: [number, string][] = [[config.port, 'PORT']];
+  const wanted: [number, string][] = [
+    [config.port, 'PORT'],
+    [config.gateway.port, 'LLMGW_GATEWAY_PORT'],
+  ];
   if (!config.databaseUrl) wanted.push([config.postgresPort, 'LLMGW_POSTGRES_PORT']);
   if (!config.temporalAddress && temporalKind === 'server') {
     // The server takes a block of ports from LLMGW_TEMPORAL_PORT on.

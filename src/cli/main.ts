@@ -5,6 +5,7 @@ import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { devOptions } from './dev/options.ts';
 import { runDev } from './dev.ts';
+import { runGateway } from './gateway.ts';
 import { startApi } from './serve.ts';
 import { startWorker } from './worker.ts';
 
@@ -14,8 +15,10 @@ commands:
   dev      everything on one machine: embedded Postgres, Temporal dev server + Web UI, worker, API,
            simulated cluster (npm start); --demo seeds a story and a load generator (npm run demo);
            --temporal server runs Temporal server on that Postgres instead of the dev server
-  serve    the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS; LLMGW_ADMIN_TOKEN while the store
-           holds no admin token)
+  serve    the HTTP API and the gateway (needs DATABASE_URL and TEMPORAL_ADDRESS; LLMGW_ADMIN_TOKEN
+           while the store holds no admin token)
+  gateway  the OpenAI-compatible gateway alone, on LLMGW_GATEWAY_PORT (needs DATABASE_URL and
+           TEMPORAL_ADDRESS)
   worker   the reconcilers' worker and the simulated cluster of LLMGW_SIM_CLUSTER (needs DATABASE_URL
            and TEMPORAL_ADDRESS)
   migrate  apply the store's migrations and exit
@@ -62,19 +65,29 @@ async function main(command: string | undefined) {
       onStopSignal(await runDev(config, dev));
       return;
     case 'serve':
+    case 'gateway':
     case 'worker': {
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
       await migrate(sql);
       if (command === 'serve') await refuseWithoutAdmin(sql, config.adminToken);
-      const running =
-        command === 'serve'
-          ? await startApi({ config, sql, temporalAddress })
-          : await startWorker({ config, sql, temporalAddress });
-      if ('url' in running) console.info(`llmgw API on ${running.url}`);
-      else console.info(`llmgw worker on task queue ${config.taskQueue}`);
+      const running: { stop(): Promise<void> }[] = [];
+      if (command === 'serve') {
+        const api = await startApi({ config, sql, temporalAddress });
+        running.push(api);
+        console.info(`llmgw API on ${api.url}`);
+      }
+      if (command === 'serve' || command === 'gateway') {
+        const gateway = await runGateway({ config, sql, temporalAddress });
+        running.push(gateway);
+        console.info(`llmgw gateway on ${gateway.url}/v1 (load source ${gateway.source})`);
+      }
+      if (command === 'worker') {
+        running.push(await startWorker({ config, sql, temporalAddress }));
+        console.info(`llmgw worker on task queue ${config.taskQueue}`);
+      }
       onStopSignal(async () => {
-        await running.stop();
+        for (const part of running.reverse()) await part.stop();
         await sql.end({ timeout: 5 });
       });
       return;

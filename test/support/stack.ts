@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { newSecret } from '../../src/api/auth/secrets.ts';
+import { runGateway } from '../../src/cli/gateway.ts';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
 import { type Config, readConfig } from '../../src/config.ts';
@@ -45,6 +46,8 @@ export interface Stack {
     models?: string[];
     expires_at?: string;
   }): Promise<string>;
+  /** The gateway's base URL (the OpenAI API is under `${gatewayUrl}/v1`), when the stack runs one. */
+  gatewayUrl?: string;
   /** Starts (again) the worker: reconcilers, activities and the simulated cluster. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -60,6 +63,8 @@ export async function startStack(
     env?: Record<string, string>;
     nodes?: Omit<ClusterNode, 'state'>[];
     worker?: boolean;
+    /** Runs the OpenAI-compatible gateway too, on a free port. */
+    gateway?: boolean;
     /** A Postgres of the test's own (fault tests stop it); else a fresh database in the shared one. */
     databaseUrl?: string;
   } = {},
@@ -89,9 +94,13 @@ export async function startStack(
   const connection = await Connection.connect({ address: services.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
+  const gateway = options.gateway
+    ? await runGateway({ config, sql, temporalAddress: services.temporalAddress, port: 0, log: quiet })
+    : undefined;
 
   const stack: Stack = {
     url: api.url,
+    gatewayUrl: gateway?.url,
     sql,
     config,
     temporal,
@@ -152,6 +161,7 @@ export async function startStack(
           .terminate('test stack stopped')
           .catch(() => {});
       }
+      await gateway?.stop();
       await api.stop();
       await connection.close();
       await sql.end({ timeout: 5 });

@@ -1,0 +1,202 @@
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { pickReplica } from './balancer.ts';
+import { Refusal, streamErrorEvent } from './errors.ts';
+import type { LoadReporter } from './load-reporter.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { ReplicaHealth } from './replica-health.ts';
+import type { Upstream } from './routing-table.ts';
+
+/** A request to forward: its model, the path under /v1, and the body as the client sent it. */
+export interface Forwarded {
+  model: string;
+  path: string;
+  body: Buffer;
+  /** The client's socket: the replica's answer is written to it as it comes. */
+  client: ServerResponse;
+  /** When the request arrived (performance.now()), for TTFT and end-to-end times. */
+  arrivedAt: number;
+}
+
+/** Attempts per request: a replica that refused or reset before its first byte leaves one more try. */
+const ATTEMPTS = 2;
+/** Headers of the replica's answer passed to the client (hop-by-hop and length ones are the server's). */
+const PASSED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
+/** The status counted for a request whose client left before its answer ended (nginx's 499). */
+const CLIENT_LEFT = 499;
+/** Connections to replicas are kept open between requests, as many as requests in flight need. */
+const agent = new Agent({ keepAlive: true, maxFreeSockets: 1024 });
+
+/**
+ * Sends requests to replicas and writes their answers to the client as they come, pausing the replica's
+ * stream while the client's socket is full: a slow client slows its stream instead of filling memory.
+ * Counts each request in flight for its model's load and its replica's share, until its answer ends or
+ * the client leaves (which cancels the request on the replica).
+ */
+export class Forwarder {
+  private readonly perReplica = new Map<string, number>();
+
+  constructor(
+    private readonly health: ReplicaHealth,
+    private readonly reporter: LoadReporter,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  /** Resolves once the answer has begun; throws a Refusal when no replica could begin it. */
+  async forward(request: Forwarded, replicas: readonly Upstream[]): Promise<void> {
+    const tried = new Set<string>();
+    let failure = '';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const upstream = pickReplica(
+        replicas.filter((r) => !tried.has(r.id) && this.health.routable(r.id)),
+        (id) => this.perReplica.get(id) ?? 0,
+      );
+      if (!upstream) break;
+      tried.add(upstream.id);
+      try {
+        return await this.attempt(request, upstream);
+      } catch (error) {
+        if (request.client.destroyed) return;
+        this.health.failed(upstream);
+        failure = `replica ${upstream.id} failed before answering (${causeOf(error)})`;
+      }
+    }
+    throw new Refusal(
+      'upstream_failed',
+      failure
+        ? `${failure}, and no other ready replica of model ${request.model} could take the request`
+        : `no ready replica of model ${request.model} may take requests now (each failed its last requests and awaits a health probe)`,
+    );
+  }
+
+  /** Counts one request in flight; the returned function ends it (once). */
+  private begin(model: string, replica: string): () => void {
+    this.reporter.change(model, 1, 0);
+    this.perReplica.set(replica, (this.perReplica.get(replica) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.reporter.change(model, -1, 0);
+      const left = (this.perReplica.get(replica) ?? 1) - 1;
+      if (left > 0) this.perReplica.set(replica, left);
+      else this.perReplica.delete(replica);
+    };
+  }
+
+  /**
+   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
+   * before them (nothing was written: another replica may answer).
+   */
+  private attempt(request: Forwarded, upstream: Upstream): Promise<void> {
+    const { model, client, arrivedAt } = request;
+    const url = new URL(`${upstream.endpoint.replace(/\/$/, '')}${request.path}`);
+    const finish = this.begin(model, upstream.id);
+    return new Promise((resolve, reject) => {
+      let answering = false;
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const outgoing = send(url, {
+        method: 'POST',
+        agent: url.protocol === 'https:' ? undefined : agent,
+        headers: { 'content-type': 'application/json', 'content-length': request.body.length },
+      });
+      let over = false;
+      const ended = (status: number) => {
+        if (over) return;
+        over = true;
+        finish();
+        this.metrics.requests.inc({ model, status });
+        this.metrics.requestSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
+      };
+      const clientLeft = () => {
+        if (client.writableFinished) return;
+        outgoing.destroy();
+        ended(CLIENT_LEFT);
+        resolve();
+      };
+      client.once('close', clientLeft);
+      outgoing.once('error', (error) => {
+        if (answering) return;
+        client.off('close', clientLeft);
+        finish();
+        reject(error);
+      });
+      outgoing.once('response', (answer: IncomingMessage) => {
+        const status = answer.statusCode ?? 502;
+        const begin = (headers: Record<string, string | number> = {}) => {
+          answering = true;
+          this.answered(upstream, status, model, arrivedAt);
+          for (const name of PASSED_HEADERS) {
+            const value = answer.headers[name];
+            if (typeof value === 'string') headers[name] = value;
+          }
+          client.writeHead(status, headers);
+          resolve();
+        };
+        answer.once('data', (first: Buffer) => {
+          // A small whole answer (most non-streaming ones) goes in one write, with its length.
+          if (answer.complete && !answer.readableLength) {
+            begin({ 'content-length': first.length });
+            answer.once('end', () => ended(status));
+            answer.resume();
+            return void client.end(first);
+          }
+          begin();
+          client.write(first);
+          this.stream(answer, client, upstream, model, () => ended(status));
+        });
+        answer.once('end', () => {
+          if (answering) return;
+          begin();
+          client.end();
+          ended(status);
+        });
+        answer.once('error', (error) => {
+          if (!answering) reject(error);
+        });
+      });
+      outgoing.end(request.body);
+    });
+  }
+
+  /** The replica's answer after its first bytes: passed on with backpressure, to its end or failure. */
+  private stream(
+    answer: IncomingMessage,
+    client: ServerResponse,
+    upstream: Upstream,
+    model: string,
+    ended: () => void,
+  ) {
+    answer.on('data', (chunk: Buffer) => {
+      if (!client.write(chunk)) answer.pause();
+    });
+    client.on('drain', () => answer.resume());
+    answer.once('end', () => {
+      client.end();
+      ended();
+    });
+    answer.once('error', (error) => {
+      if (client.destroyed) return;
+      this.health.failed(upstream);
+      this.metrics.errors.inc({ model, kind: 'upstream_failed' });
+      ended();
+      // An event stream can say why it ends; another body can only end short.
+      if (!answer.headers['content-type']?.startsWith('text/event-stream')) return void client.destroy();
+      client.end(streamErrorEvent(`replica ${upstream.id} failed mid-answer (${causeOf(error)})`));
+    });
+  }
+
+  /** A replica answered: its health, its time to first bytes, and whether the answer is an error. */
+  private answered(upstream: Upstream, status: number, model: string, arrivedAt: number) {
+    this.metrics.ttftSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
+    if (status >= 500) this.health.failed(upstream);
+    else this.health.succeeded(upstream.id);
+    if (status >= 400) this.metrics.errors.inc({ model, kind: 'upstream_status' });
+  }
+}
+
+/** `ECONNREFUSED`, `ECONNRESET`: the code of a socket's failure, else its message. */
+function causeOf(error: unknown): string {
+  const failure = error as { code?: string; message?: string };
+  return failure.code ?? failure.message ?? String(error);
+}

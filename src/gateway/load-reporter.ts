@@ -1,0 +1,106 @@
+/** Reports of one model at most this often, unless its load crossed a line the reconciler acts on. */
+export const REPORT_GAP_MS = 250;
+/** A model with requests is reported again this often even when nothing changed, so its load stays fresh. */
+export const REFRESH_EVERY_MS = 20_000;
+
+/** A report that failed (the store is down) is tried again after this. */
+const RETRY_AFTER_MS = 1000;
+
+/** Sends one model's counts; resolves to the model's capacity at SLO, when the store knows it. */
+export type SendLoad = (model: string, inFlight: number, waiting: number) => Promise<number | undefined>;
+
+interface ModelCounts {
+  inFlight: number;
+  waiting: number;
+  /** The total last sent, and when. */
+  sent?: { total: number; at: number };
+  /** The model's capacity at SLO, from the last answer. */
+  capacity?: number;
+  sending: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * This gateway's requests in flight (sent to a replica) and waiting (held for one), per model, and
+ * their reports as the load source `gateway:<instance>`. A rise across a line the reconciler acts on
+ * at once (from no load, or over the model's capacity at SLO) is sent at once; other changes at most
+ * every REPORT_GAP_MS. While a model has requests its counts are sent again every
+ * REFRESH_EVERY_MS, and a last report says when it has none.
+ */
+export class LoadReporter {
+  private readonly models = new Map<string, ModelCounts>();
+
+  constructor(
+    private readonly send: SendLoad,
+    private readonly log: Pick<Console, 'warn'> = console,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The models with requests in flight, and how many. */
+  inFlightCounts(): Map<string, number> {
+    return new Map(
+      [...this.models].filter(([, counts]) => counts.inFlight > 0).map(([model, c]) => [model, c.inFlight]),
+    );
+  }
+
+  /** Adds (or with a negative delta removes) requests in flight and waiting for a model. */
+  change(model: string, inFlight: number, waiting: number) {
+    let counts = this.models.get(model);
+    if (!counts) {
+      counts = { inFlight: 0, waiting: 0, sending: false };
+      this.models.set(model, counts);
+    }
+    counts.inFlight += inFlight;
+    counts.waiting += waiting;
+    this.schedule(model, counts);
+  }
+
+  /** Stops the timers; the reports already sent expire on their own. */
+  stop() {
+    for (const counts of this.models.values()) clearTimeout(counts.timer);
+  }
+
+  private schedule(model: string, counts: ModelCounts) {
+    if (counts.sending) return; // sent again when the report under way is done
+    clearTimeout(counts.timer);
+    const total = counts.inFlight + counts.waiting;
+    const { sent } = counts;
+    if (!sent || rose(sent.total, total, counts.capacity)) return void this.flush(model, counts);
+    const wait =
+      total === sent.total
+        ? total > 0
+          ? sent.at + REFRESH_EVERY_MS - this.now()
+          : undefined
+        : sent.at + REPORT_GAP_MS - this.now();
+    if (wait === undefined) return;
+    counts.timer = setTimeout(() => this.flush(model, counts), Math.max(0, wait));
+    counts.timer.unref();
+  }
+
+  private async flush(model: string, counts: ModelCounts) {
+    counts.sending = true;
+    const { inFlight, waiting } = counts;
+    try {
+      counts.capacity = (await this.send(model, inFlight, waiting)) ?? counts.capacity;
+      counts.sent = { total: inFlight + waiting, at: this.now() };
+    } catch (error) {
+      this.log.warn(`gateway: could not report the load of ${model}: ${String(error)}`);
+      counts.sending = false;
+      counts.timer = setTimeout(() => this.flush(model, counts), RETRY_AFTER_MS);
+      counts.timer.unref();
+      return;
+    }
+    counts.sending = false;
+    this.schedule(model, counts);
+  }
+}
+
+/**
+ * Whether a load rose from none or over the capacity at SLO: the lines a reconciler starts a replica on
+ * at once. Falls wait for the gap: a replica is removed only after the scale-down window anyway, and a
+ * model going between 0 and 1 request would otherwise be reported on every request.
+ */
+function rose(before: number, after: number, capacity: number | undefined): boolean {
+  if (before === 0) return after > 0;
+  return capacity !== undefined && before <= capacity && after > capacity;
+}

@@ -1,0 +1,45 @@
+import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
+import { Refusal } from './errors.ts';
+
+/** The largest request body the gateway forwards (long prompts and embedding batches fit). */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** What the gateway reads of a request; the rest passes to the replica as sent. */
+const RoutedRequestSchema = z.looseObject({ model: z.string().min(1).max(200) });
+
+/**
+ * The body, read up to MAX_BODY_BYTES (a chunked body is stopped there rather than held whole), and
+ * the model it names.
+ */
+export async function readRoutedRequest(request: IncomingMessage): Promise<{ body: Buffer; model: string }> {
+  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  const body = Buffer.concat(chunks);
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new Refusal('bad_request', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = RoutedRequestSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new Refusal(
+      'bad_request',
+      'the body must be a JSON object whose "model" names a model (GET /v1/models lists those this key may call)',
+    );
+  }
+  return { body, model: parsed.data.model };
+}
+
+const tooLarge = () =>
+  new Refusal(
+    'too_large',
+    `the body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB, the most the gateway forwards`,
+  );

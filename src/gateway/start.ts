@@ -1,0 +1,81 @@
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import type { Config } from '../config.ts';
+import { MAX_REPORTED_REQUESTS } from '../domain/model.ts';
+import type { Reconcilers } from '../reconcilers/client.ts';
+import { LoadSignals } from '../reconcilers/load-signals.ts';
+import type { Sql } from '../store/db.ts';
+import { GATEWAY_SOURCE } from '../store/load.ts';
+import { Admission } from './admission.ts';
+import { createGatewayApp } from './app.ts';
+import { Forwarder } from './forwarder.ts';
+import { GatewayKeys } from './keys.ts';
+import { LoadReporter } from './load-reporter.ts';
+import { createGatewayMetrics } from './metrics.ts';
+import { ReplicaHealth } from './replica-health.ts';
+import { RoutingTable } from './routing-table.ts';
+
+export interface RunningGateway {
+  url: string;
+  /** This gateway's load source, `gateway:<instance>`. */
+  source: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The OpenAI-compatible gateway on host:port (port 0 picks a free one): it routes requests to ready
+ * replicas and reports its counts as the load source `gateway:<instance>`.
+ */
+export async function startGateway(options: {
+  config: Config;
+  sql: Sql;
+  reconcilers: Reconcilers;
+  port?: number;
+  log?: Pick<Console, 'warn' | 'error'>;
+}): Promise<RunningGateway> {
+  const { config, sql } = options;
+  const log = options.log ?? console;
+  const source = `${GATEWAY_SOURCE}${config.gateway.instance}`;
+  const table = new RoutingTable(sql, log);
+  const health = new ReplicaHealth();
+  const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy);
+  const reporter = new LoadReporter(async (model, inFlight, waiting) => {
+    const route = table.current(model);
+    if (!route) return undefined;
+    const bounded = (count: number) => Math.min(count, MAX_REPORTED_REQUESTS);
+    const receipt = await loadSignals.report(route.model, source, bounded(inFlight), bounded(waiting));
+    return receipt.capacity_at_slo;
+  }, log);
+  const admission = new Admission(table, health, reporter, config.gateway);
+  const metrics = createGatewayMetrics({
+    inFlight: () => reporter.inFlightCounts(),
+    held: () => admission.heldCounts(),
+    oldestHeldSeconds: () => admission.oldestHeldSeconds(),
+  });
+  const forwarder = new Forwarder(health, reporter, metrics);
+  table.onRefresh(() => health.keepOnly(new Set(table.all().flatMap((r) => r.replicas.map((u) => u.id)))));
+  await table.start();
+  const app = createGatewayApp({ keys: new GatewayKeys(sql), table, admission, forwarder, metrics, log });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const started = serve(
+      { fetch: app.fetch, port: options.port ?? config.gateway.port, hostname: config.host },
+      () => resolve(started as Server),
+    ) as Server;
+    started.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.gateway.port;
+  return {
+    url: `http://${config.host}:${port}`,
+    source,
+    stop: async () => {
+      table.stop();
+      health.stop();
+      reporter.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

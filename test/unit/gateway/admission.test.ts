@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { Admission } from '../../../src/gateway/admission.ts';
+import { Refusal } from '../../../src/gateway/errors.ts';
+import type { LoadReporter } from '../../../src/gateway/load-reporter.ts';
+import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
+import type { Route, RoutingTable } from '../../../src/gateway/routing-table.ts';
+
+/** A routing table whose routes the test sets, and whose refreshes it calls. */
+function fakeTable() {
+  const routes = new Map<string, Partial<Route>>();
+  const listeners = new Set<() => void>();
+  return {
+    routes,
+    refreshed: () => {
+      for (const listener of listeners) listener();
+    },
+    table: {
+      current: (name: string) => routes.get(name),
+      onRefresh(listener: () => void) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    } as unknown as RoutingTable,
+  };
+}
+
+function setUp() {
+  const { routes, refreshed, table } = fakeTable();
+  const waiting = new Map<string, number>();
+  const reporter = {
+    change: (model: string, _inFlight: number, held: number) =>
+      waiting.set(model, (waiting.get(model) ?? 0) + held),
+  } as unknown as LoadReporter;
+  const admission = new Admission(table, new ReplicaHealth(), reporter, { queueMs: 10_000, queueMax: 2 });
+  return { routes, refreshed, admission, waiting };
+}
+
+const upstream = { id: 'r1', endpoint: 'http://127.0.0.1:1/v1' };
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+const refusalOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => assert.fail('admitted'),
+    (error) => error as Refusal,
+  );
+
+describe('Admission', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
+  afterEach(() => mock.timers.reset());
+
+  it('admits at once to a ready replica, holding nothing', async () => {
+    const { routes, admission, waiting } = setUp();
+    routes.set('m', { replicas: [upstream] });
+    assert.deepEqual(await admission.replicasOf('m', () => new AbortController().signal), [upstream]);
+    assert.equal(waiting.get('m') ?? 0, 0);
+  });
+
+  it('holds a request, counted as waiting, until a refresh shows a ready replica', async () => {
+    const { routes, refreshed, admission, waiting } = setUp();
+    routes.set('m', { replicas: [] });
+    const admitted = admission.replicasOf('m', () => new AbortController().signal);
+    await settle();
+    assert.equal(waiting.get('m'), 1);
+    mock.timers.tick(3000);
+    assert.deepEqual(admission.oldestHeldSeconds(), new Map([['m', 3]]));
+    refreshed();
+    assert.equal(waiting.get('m'), 1, 'still none ready');
+    routes.set('m', { replicas: [upstream] });
+    refreshed();
+    assert.deepEqual(await admitted, [upstream]);
+    assert.equal(waiting.get('m'), 0);
+    assert.deepEqual(admission.heldCounts(), new Map());
+  });
+
+  it('answers 503 with Retry-After once the wait is over, and 429 past the queue', async () => {
+    const { routes, admission, waiting } = setUp();
+    routes.set('m', { replicas: [] });
+    const held = [1, 2].map(() => refusalOf(admission.replicasOf('m', () => new AbortController().signal)));
+    const full = await refusalOf(admission.replicasOf('m', () => new AbortController().signal));
+    assert.equal(full.kind, 'queue_full');
+    assert.equal(full.retryAfterS, 5);
+    mock.timers.tick(10_000);
+    for (const refusal of await Promise.all(held)) {
+      assert.equal(refusal.kind, 'no_replica');
+      assert.equal(refusal.retryAfterS, 5);
+      assert.match(refusal.message, /model m has no ready replica after 10 s \(LLMGW_GATEWAY_QUEUE_S\)/);
+    }
+    assert.equal(waiting.get('m'), 0);
+  });
+
+  it('lets go of a request whose client left, and of one whose model was deleted', async () => {
+    const { routes, refreshed, admission, waiting } = setUp();
+    routes.set('m', { replicas: [] });
+    const client = new AbortController();
+    const left = admission.replicasOf('m', () => client.signal).catch((error) => error);
+    const deleted = refusalOf(admission.replicasOf('m', () => new AbortController().signal));
+    await settle();
+    client.abort(new Error('client left'));
+    assert.equal(((await left) as Error).message, 'client left');
+    routes.delete('m');
+    refreshed();
+    assert.equal((await deleted).kind, 'unknown_model');
+    assert.equal(waiting.get('m'), 0);
+    assert.ok((await deleted) instanceof Refusal);
+  });
+});

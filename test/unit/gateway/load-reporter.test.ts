@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { LoadReporter, REFRESH_EVERY_MS, REPORT_GAP_MS } from '../../../src/gateway/load-reporter.ts';
+
+/** A reporter on mocked timers; `sent` lists each report as [ms since start, in flight, waiting]. */
+function setUp(capacity?: number, failFirst = false) {
+  const sent: [number, number, number][] = [];
+  let failures = failFirst ? 1 : 0;
+  const reporter = new LoadReporter(
+    async (_model, inFlight, waiting) => {
+      if (failures-- > 0) throw new Error('store down');
+      sent.push([Date.now(), inFlight, waiting]);
+      return capacity;
+    },
+    { warn() {} },
+  );
+  return { reporter, sent };
+}
+
+/** Moves the mocked clock on, letting the reports' promises settle on the way. */
+async function pass(ms: number) {
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  for (let step = 0; step < ms; step += 10) {
+    await settle();
+    mock.timers.tick(10);
+  }
+  await settle();
+}
+
+describe('LoadReporter', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
+  afterEach(() => mock.timers.reset());
+
+  it('sends the first change at once, then the latest counts at most every REPORT_GAP_MS', async () => {
+    const { reporter, sent } = setUp();
+    reporter.change('m', 1, 0);
+    await pass(10);
+    for (let i = 0; i < 5; i++) reporter.change('m', 1, 0);
+    reporter.change('m', 0, 2);
+    await pass(REPORT_GAP_MS + 20);
+    assert.deepEqual(sent, [
+      [0, 1, 0],
+      [REPORT_GAP_MS, 6, 2],
+    ]);
+  });
+
+  it('sends at once a rise over the capacity at SLO, however soon; a fall waits for the gap', async () => {
+    const { reporter, sent } = setUp(4);
+    reporter.change('m', 4, 0);
+    await pass(20);
+    reporter.change('m', 1, 0); // 5 > 4: over the capacity
+    await pass(20);
+    reporter.change('m', -5, 0); // none
+    await pass(REPORT_GAP_MS);
+    assert.deepEqual(sent, [
+      [0, 4, 0],
+      [20, 5, 0],
+      [20 + REPORT_GAP_MS, 0, 0],
+    ]);
+  });
+
+  it('does not report every request of a model going between none and one', async () => {
+    const { reporter, sent } = setUp(4);
+    for (let i = 0; i < 100; i++) {
+      reporter.change('m', 1, 0);
+      await pass(10);
+      reporter.change('m', -1, 0);
+      await pass(10);
+    }
+    await pass(REPORT_GAP_MS);
+    assert.ok(sent.length <= 2 * Math.ceil(2000 / REPORT_GAP_MS) + 2, `${sent.length} reports in 2 s`);
+    assert.deepEqual(sent.at(-1)?.slice(1), [0, 0], 'the last says none');
+  });
+
+  it('sends a model with requests again every REFRESH_EVERY_MS, so that its load stays fresh; none when idle', async () => {
+    const { reporter, sent } = setUp();
+    reporter.change('busy', 3, 0);
+    reporter.change('idle', 1, 0);
+    reporter.change('idle', -1, 0);
+    await pass(2 * REFRESH_EVERY_MS + 100);
+    const of = (count: number) => sent.filter(([, inFlight]) => inFlight === count).map(([at]) => at);
+    assert.deepEqual(of(3), [0, REFRESH_EVERY_MS, 2 * REFRESH_EVERY_MS]);
+    assert.equal(of(1).length, 1);
+    assert.equal(of(0).length, 1, 'idle: one report of none, then silence');
+  });
+
+  it('tries a failed report again a second later', async () => {
+    const { reporter, sent } = setUp(undefined, true);
+    reporter.change('m', 2, 0);
+    await pass(1100);
+    assert.deepEqual(sent, [[1000, 2, 0]]);
+  });
+});
