@@ -8,19 +8,28 @@ import { describe, it } from 'node:test';
 import { Histogram } from 'prom-client';
 import { parse } from 'yaml';
 import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
+import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
 import { apiMetrics } from '../../../src/metrics/api-metrics.ts';
 import { createMetrics } from '../../../src/metrics/registry.ts';
 import type { Sql } from '../../../src/store/db.ts';
 
 const root = join(import.meta.dirname, '../../..');
 
-/** The metrics of GET /metrics, listed without a store (a scrape would read one). */
+/** The metrics of the API's and the gateway's GET /metrics, listed without a store (a scrape would read one). */
 const registered = () => {
   const unused = (() => assert.fail('no store is read to list names')) as unknown as Sql;
-  return apiMetrics(
-    { sql: unused, policy: DEFAULT_POLICY_SETTINGS },
-    createMetrics(),
-  ).registry.getMetricsAsArray();
+  const uncounted = () => assert.fail('no count is read to list names');
+  return [
+    ...apiMetrics(
+      { sql: unused, policy: DEFAULT_POLICY_SETTINGS },
+      createMetrics(),
+    ).registry.getMetricsAsArray(),
+    ...createGatewayMetrics({
+      inFlight: uncounted,
+      held: uncounted,
+      oldestHeldSeconds: uncounted,
+    }).registry.getMetricsAsArray(),
+  ];
 };
 
 /** The names /metrics can serve; histograms also as their _bucket, _sum and _count series. */
