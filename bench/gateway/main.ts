@@ -1,0 +1,109 @@
+// What the gateway adds: the TTFT of streamed requests through it against the same engine called
+// directly, at 1, 64 and 256 in flight, and the most non-streaming requests a second it forwards with
+// small answers. The upstreams (the simulated engine, a token every millisecond; a canned answer for
+// the rate) and the clients run in processes of their own; the gateway runs in this one, in front of a
+// store with the upstream as the model's one ready replica. All share this machine's cores.
+// Reproduce: npm run bench -- gateway [--seconds 5] [--tpot-ms 1]
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { startStack } from '../../test/support/stack.ts';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '5' }, 'tpot-ms': { type: 'string', default: '1' } },
+});
+const seconds = Number(values.seconds);
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+async function startEngine(kind: 'sim' | 'fixed'): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', here('./engine.ts'), kind, values['tpot-ms']!], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return { url: JSON.parse(line.toString()).url, child };
+}
+
+interface Load {
+  ttfts: number[];
+  answered: number;
+  failed: number;
+  seconds: number;
+}
+
+async function load(base: string, key: string, mode: 'ttft' | 'rps', concurrency: number): Promise<Load> {
+  const argv = ['--import', 'tsx', here('./load.ts'), base, key, mode, String(concurrency), String(seconds)];
+  const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout);
+}
+
+const quantile = (samples: number[], q: number) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+};
+const ms = (value: number) => value.toFixed(2);
+
+const stack = await startStack({ gateway: true });
+const engine = await startEngine('sim');
+const fixed = await startEngine('fixed');
+try {
+  await stack.call('POST', '/api/v1/orgs', { name: 'Bench' });
+  await stack.call('PUT', '/api/v1/models/bench', {
+    owner: 'org:Bench',
+    min_replicas: 0,
+    max_replicas: 1,
+    profiles: [{ name: 'cpu', resources: { cores: 1 } }],
+  });
+  await stack.sql`insert into nodes (name, capacity, gpu_model, labels, state)
+    values ('cpu-1', ${stack.sql.json({ cores: 64, memory_gib: 256 })}, null, '{}', 'ready')`;
+  const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
+  /** Makes `upstream` the model's one ready replica, and waits until the routing table has read it. */
+  const serveFrom = async (upstream: string) => {
+    await stack.sql`delete from replicas`;
+    await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
+      values (${`bench-${upstream.split(':').at(-1)}`}, 'bench', 'cpu', 'cpu-1', ${stack.sql.json({ cores: 1 })},
+        'ready', ${`${upstream}/v1`})`;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  };
+  await serveFrom(engine.url);
+
+  const results: Record<string, number> = {};
+  console.log(`TTFT of streamed requests (ms), ${seconds} s per run, a token every ${values['tpot-ms']} ms`);
+  console.log(
+    'in flight | direct p50 | gateway p50 | added p50 | direct p99 | gateway p99 | added p99 | requests',
+  );
+  for (const concurrency of [1, 64, 256]) {
+    const direct = await load(engine.url, key, 'ttft', concurrency);
+    const through = await load(stack.gatewayUrl!, key, 'ttft', concurrency);
+    const [d50, g50, d99, g99] = [
+      quantile(direct.ttfts, 0.5),
+      quantile(through.ttfts, 0.5),
+      quantile(direct.ttfts, 0.99),
+      quantile(through.ttfts, 0.99),
+    ];
+    console.log(
+      `${String(concurrency).padStart(9)} | ${ms(d50).padStart(10)} | ${ms(g50).padStart(11)} | ${ms(g50 - d50).padStart(9)} | ${ms(d99).padStart(10)} | ${ms(g99).padStart(11)} | ${ms(g99 - d99).padStart(9)} | ${through.ttfts.length} (${through.failed} failed)`,
+    );
+    results[`added_p50_ms_c${concurrency}`] = Number(ms(g50 - d50));
+    results[`added_p99_ms_c${concurrency}`] = Number(ms(g99 - d99));
+  }
+  console.log('\nnon-streaming requests a second, 64 in flight, a canned small answer from the upstream');
+  await serveFrom(fixed.url);
+  const directRps = await load(fixed.url, key, 'rps', 64);
+  const gatewayRps = await load(stack.gatewayUrl!, key, 'rps', 64);
+  const rate = (run: Load) => Math.round(run.answered / run.seconds);
+  console.log(
+    `direct ${rate(directRps)}/s, through the gateway ${rate(gatewayRps)}/s (${gatewayRps.failed} failed)`,
+  );
+  results.rps = rate(gatewayRps);
+  results.direct_rps = rate(directRps);
+  console.log(
+    `RESULT gateway ${Object.entries(results)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')}`,
+  );
+} finally {
+  engine.child.stdin!.end();
+  fixed.child.stdin!.end();
+  await stack.stop();
+}
