@@ -7,7 +7,9 @@
 #             1.29.2 from PyPI in a virtualenv (no root needed)
 #   testserver  Temporal's time-skipping test server (test/unit/workflows/reconcile-model.test.ts): the
 #             Java one from Maven Central with mvn, run by a wrapper the SDK starts as `existing-path`
-# Usage: test-tools.sh [st] [promtool] [compose] [testserver] (none: all). Installs live outside the clone
+#   guidellm  GuideLLM, pinned, in a virtualenv without PyTorch (scripts/guidellm/), run offline by a
+#             wrapper with a tokenizer made here in the folder beside it (test/support/guidellm.ts)
+# Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] (none: all). Installs live outside the clone
 # (~/.cache/llmgw, or $XDG_CACHE_HOME/llmgw) so fresh clones and later runs reuse them. A tool that
 # cannot be had gets `name=` and a line saying why (its test then fails saying so); the exit status is 1.
 set -uo pipefail
@@ -18,6 +20,14 @@ promtool_module_version=v0.316.0
 compose_version=1.29.2
 # The SDK's own download of the test server is not reachable from everywhere; Maven Central is.
 test_server_version=1.31.0
+# scripts/guidellm/requirements.txt pins it and all it imports.
+guidellm_version=0.8.1
+# GuideLLM runs with no network but its target's: Hugging Face's libraries offline, datasets told that
+# the torch it finds is not PyTorch (scripts/guidellm/torch-stand-in), and transformers not saying at
+# every start that PyTorch is missing.
+guidellm_env=(HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
+  USE_TORCH=0 TRANSFORMERS_VERBOSITY=error)
+here=$(cd "$(dirname "$0")" && pwd)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw"
 log() { printf 'test-tools: %s\n' "$*" >&2; }
 # shellcheck source=progress.sh
@@ -115,6 +125,28 @@ install_testserver() {
   chmod +x "$dir/temporal-test-server" && touch "$dir/installed" && echo "$dir/temporal-test-server"
 }
 
+install_guidellm() {
+  local venv="$cache/guidellm-v$guidellm_version" digest
+  # The marker holds a digest of scripts/guidellm/, so that a change there installs it again.
+  digest=$(find "$here/guidellm" -type f \( -name '*.py' -o -name '*.txt' \) -print0 | sort -z | xargs -0 cat | sha256sum)
+  if [ -f "$venv/installed" ] && [ "$(cat "$venv/installed")" = "$digest" ]; then echo "$venv/guidellm"; return 0; fi
+  new_venv "$venv" guidellm "$guidellm_version" || return 1
+  # --no-deps: the pins are the whole tree, and no resolver may bring PyTorch back.
+  with_progress "installing guidellm" pip_summary \
+    "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-deps \
+    -r "$here/guidellm/requirements.txt" || return 1
+  local site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))') &&
+    cp -R "$here/guidellm/torch-stand-in/torch" "$site/" || return 1
+  log "training a tokenizer for GuideLLM into $venv/tokenizer..."
+  env "${guidellm_env[@]}" "$venv/bin/python" "$here/guidellm/make-tokenizer.py" "$venv/tokenizer" >&2 || return 1
+  printf '#!/bin/sh\nexport %s\nexec "%s/bin/guidellm" "$@"\n' "${guidellm_env[*]}" "$venv" >"$venv/guidellm" &&
+    chmod +x "$venv/guidellm" || return 1
+  # Imports what a benchmark run does, so that a missing module shows here rather than in a test.
+  env "${guidellm_env[@]}" "$venv/bin/python" -c 'import guidellm.benchmark.entrypoints' >&2 &&
+    "$venv/guidellm" --version >/dev/null && echo "$digest" >"$venv/installed" && echo "$venv/guidellm"
+}
+
 # A project whose only use is to name the test server and a silent logger (slf4j-nop) for mvn to resolve.
 test_server_pom() {
   cat <<EOF
@@ -154,12 +186,12 @@ promtool_from_debian() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver)
+[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver guidellm)
 missing=0
 for name in "${tools[@]}"; do
   case "$name" in
-    st | promtool | compose | testserver) ;;
-    *) log "unknown tool $name (known: st, promtool, compose, testserver)"; exit 2 ;;
+    st | promtool | compose | testserver | guidellm) ;;
+    *) log "unknown tool $name (known: st, promtool, compose, testserver, guidellm)"; exit 2 ;;
   esac
   if path=$("install_$name"); then echo "$name=$path"; else echo "$name="; missing=1; fi
 done

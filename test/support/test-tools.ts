@@ -13,6 +13,7 @@ export const TEST_TOOLS = {
     variable: 'LLMGW_TEST_TEMPORAL_TEST_SERVER',
     neededBy: 'test/unit/workflows/reconcile-model.test.ts',
   },
+  guidellm: { variable: 'LLMGW_TEST_GUIDELLM', neededBy: 'test/integration/bench-guidellm.test.ts' },
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;

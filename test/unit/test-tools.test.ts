@@ -20,11 +20,15 @@ describe('the tools the tests run besides node', () => {
 
   it('are reported missing, with why, when nothing can install them', () => {
     const bin = binFolder(join(work, 'bin'), BASICS);
-    const run = spawnSync(join(bin, 'bash'), [SCRIPT, 'st', 'promtool', 'compose', 'testserver'], {
-      encoding: 'utf8',
-      env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
-    });
-    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\n');
+    const run = spawnSync(
+      join(bin, 'bash'),
+      [SCRIPT, 'st', 'promtool', 'compose', 'testserver', 'guidellm'],
+      {
+        encoding: 'utf8',
+        env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
+      },
+    );
+    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\nguidellm=\n');
     assert.equal(run.status, 1);
     assert.match(run.stderr, /test-tools: schemathesis needs python3/);
     assert.match(run.stderr, /test-tools: could not install promtool: install /);
@@ -35,6 +39,10 @@ describe('the tools the tests run besides node', () => {
     assert.match(
       run.stderr,
       /test-tools: Temporal's test server needs java \(8 or newer\) and mvn to install/,
+    );
+    assert.match(
+      run.stderr,
+      /test-tools: guidellm needs python3 \(3.9 or newer\) to install: install python3/,
     );
   });
 
