@@ -103,7 +103,9 @@ describe('GuideLLM against an OpenAI-compatible server, imported by llmgw ctl be
       'GuideLLM checked the server with the key',
     );
 
-    const [benchmark] = JSON.parse(readFileSync(report, 'utf8')).benchmarks;
+    const text = readFileSync(report, 'utf8');
+    assert.ok(!text.includes(API_KEY), 'the report keeps no key');
+    const [benchmark] = JSON.parse(text).benchmarks;
     const { metrics } = benchmark;
     assert.equal(benchmark.config.strategy.type_, 'concurrent');
     assert.deepEqual(metrics.request_totals, {

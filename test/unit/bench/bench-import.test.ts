@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { importResults } from '../../../src/bench/import.ts';
 import { parseJsonRecords } from '../../../src/bench/json-records.ts';
 import { measurementOf } from '../../../src/bench/measurement.ts';
 
 const fixture = (name: string) =>
   readFileSync(join(import.meta.dirname, '../../fixtures/bench', name), 'utf8');
+/** A file as a tool wrote it, kept compressed: GuideLLM's reports are large. */
+const gzippedFixture = (name: string) =>
+  gunzipSync(readFileSync(join(import.meta.dirname, '../../fixtures/bench', name))).toString('utf8');
 const target = { model: 'llama-8b', profile: 'l4', tool: 'x' };
 
 describe('result files', () => {
@@ -98,6 +102,33 @@ describe('GuideLLM benchmarks.json', () => {
     const measurement = measurementOf(target, { ttft_p95_ms: 500, tpot_p95_ms: 30 }, imported.levels);
     assert.equal(measurement.max_concurrency_at_slo, 16);
     assert.equal(measurement.throughput_tok_per_sec, 655.9);
+  });
+
+  it("reads what GuideLLM 0.8.1 itself wrote (3 concurrent levels of 8 requests, the simulated engine's)", () => {
+    const imported = importResults(
+      'guidellm',
+      gzippedFixture('guidellm-0.8.1-benchmarks.json.gz'),
+      'benchmarks.json',
+    );
+    assert.deepEqual(imported.warnings, []);
+    assert.deepEqual(
+      imported.levels.map((l) => [
+        l.concurrency,
+        l.requests,
+        l.failed,
+        l.ttft_p95_ms,
+        l.tpot_p95_ms,
+        l.e2e_p95_ms,
+      ]),
+      [
+        [1, 8, 0, 8.895397186279297, 2.128314971923828, 39.739131927490234],
+        [2, 8, 0, 7.929325103759766, 2.602243423461914, 44.26741600036621],
+        [4, 8, 0, 10.734081268310547, 3.7774244944254556, 64.28122520446777],
+      ],
+    );
+    const measurement = measurementOf(target, { tpot_p95_ms: 3 }, imported.levels);
+    assert.equal(measurement.max_concurrency_at_slo, 2);
+    assert.equal(measurement.throughput_tok_per_sec, 679.84);
   });
 
   it('reads the older layout too (strategy in args), and takes the mean concurrency of rate-based runs', () => {
