@@ -44,12 +44,17 @@ pip_summary() {
 # The last line a command wrote.
 last_line_summary() { tail -n 1 "$1" | cut -c1-100; }
 
-# new_venv VENV NAME VERSION [INSTEAD]: an empty virtualenv at VENV for NAME, or a line saying what to
-# install (INSTEAD first, when there is another way to the tool) and status 1.
+# new_venv VENV NAME VERSION [INSTEAD] [PYTHON]: an empty virtualenv at VENV for NAME, or a line saying
+# what to install (INSTEAD first, when there is another way to the tool) and status 1. NAME needs python3
+# PYTHON or newer (default 3.9).
 new_venv() {
-  local venv=$1 name=$2 version=$3 instead=${4:-}
+  local venv=$1 name=$2 version=$3 instead=${4:-} python=${5:-3.9}
   if ! command -v python3 >/dev/null 2>&1; then
-    log "$name needs python3 (3.9 or newer) to install: install ${instead}python3, then rerun"
+    log "$name needs python3 ($python or newer) to install: install ${instead}python3, then rerun"
+    return 1
+  fi
+  if ! python3 -c "import sys; sys.exit(sys.version_info < tuple(map(int, '$python'.split('.'))))"; then
+    log "$name needs python3 $python or newer, and python3 is $(python3 --version 2>&1): install a newer one, then rerun"
     return 1
   fi
   log "installing $name $version from PyPI into $venv (once per machine)..."
@@ -130,7 +135,7 @@ install_guidellm() {
   # The marker holds a digest of scripts/guidellm/, so that a change there installs it again.
   digest=$(find "$here/guidellm" -type f \( -name '*.py' -o -name '*.txt' \) -print0 | sort -z | xargs -0 cat | sha256sum)
   if [ -f "$venv/installed" ] && [ "$(cat "$venv/installed")" = "$digest" ]; then echo "$venv/guidellm"; return 0; fi
-  new_venv "$venv" guidellm "$guidellm_version" || return 1
+  new_venv "$venv" guidellm "$guidellm_version" "" 3.10 || return 1
   # --no-deps: the pins are the whole tree, and no resolver may bring PyTorch back.
   with_progress "installing guidellm" pip_summary \
     "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-deps \

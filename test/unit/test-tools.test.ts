@@ -42,7 +42,7 @@ describe('the tools the tests run besides node', () => {
     );
     assert.match(
       run.stderr,
-      /test-tools: guidellm needs python3 \(3.9 or newer\) to install: install python3/,
+      /test-tools: guidellm needs python3 \(3.10 or newer\) to install: install python3/,
     );
   });
 
