@@ -1,10 +1,8 @@
-// Real GuideLLM (the harness installs it: scripts/test-tools.sh) benchmarks the simulated engine behind a
-// proxy that, like the gateway, wants a bearer key; its benchmarks.json then goes through
-// `llmgw ctl bench import --from guidellm` into a real stack, figures intact.
+// Real GuideLLM (the harness installs it: scripts/test-tools.sh) benchmarks a model through llmgw's
+// gateway, with a client key, in front of the simulated engine as the model's ready replica; its
+// benchmarks.json then goes through `llmgw ctl bench import --from guidellm`, figures intact.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,56 +12,18 @@ import { runGuidellm } from '../support/guidellm.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 const MODEL = 'glm-chat';
-const API_KEY = 'sk-guidellm-test';
 const STREAMS = 4;
 const REQUESTS = 20;
 const OUTPUT_TOKENS = 16;
 
-/** A proxy to `upstream` that answers 401 to any request without `Authorization: Bearer API_KEY`. */
-async function keyCheckingProxy(upstream: string) {
-  const seen = { authorized: new Map<string, number>(), refused: 0 };
-  const server: Server = createServer((req, res) => {
-    if (req.headers.authorization !== `Bearer ${API_KEY}`) {
-      seen.refused++;
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ error: { message: 'no valid key', type: 'invalid_request_error', code: 401 } }),
-      );
-      return;
-    }
-    const route = `${req.method} ${req.url}`;
-    seen.authorized.set(route, (seen.authorized.get(route) ?? 0) + 1);
-    const forward = request(
-      `${upstream}${req.url}`,
-      { method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    stop: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-describe('GuideLLM against an OpenAI-compatible server, imported by llmgw ctl bench import', () => {
+describe('GuideLLM against the gateway, imported by llmgw ctl bench import', () => {
   let stack: Stack;
   let engine: SimEngine;
-  let proxy: Awaited<ReturnType<typeof keyCheckingProxy>>;
+  let key: string;
   const work = mkdtempSync(join(tmpdir(), 'llmgw-guidellm-'));
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ gateway: true });
     engine = await startSimEngine({
       maxBatch: 64,
       baseTpotMs: 2,
@@ -72,39 +32,46 @@ describe('GuideLLM against an OpenAI-compatible server, imported by llmgw ctl be
       seed: 7,
       model: MODEL,
     });
-    proxy = await keyCheckingProxy(engine.url);
+    await stack.call('POST', '/api/v1/orgs', { name: 'Acme' });
     const put = await stack.call('PUT', `/api/v1/models/${MODEL}`, {
+      owner: 'org:Acme',
       max_replicas: 1,
       profiles: [{ name: 'sim', resources: { gpus: 1 } }],
     });
     assert.equal(put.status, 201, JSON.stringify(put.body));
+    await stack.sql`insert into nodes (name, capacity, gpu_model, labels, state)
+      values ('gpu-1', ${stack.sql.json({ gpus: 8, cores: 96, memory_gib: 1024 })}, 'H100', '{}', 'ready')`;
+    await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
+      values ('glm-1', ${MODEL}, 'sim', 'gpu-1', ${stack.sql.json({ gpus: 1 })}, 'ready', ${`${engine.url}/v1`})`;
+    key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Acme' });
   });
   after(async () => {
-    await proxy.stop();
     await engine.stop();
     await stack.stop();
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('runs every request with the key, and its report imports as the measurement with its figures', async () => {
+  it('runs every request through the gateway with a client key, and its report imports as the measurement', async () => {
     const report = await runGuidellm({
-      target: `${proxy.url}/v1`,
+      target: `${stack.gatewayUrl}/v1`,
       model: MODEL,
-      apiKey: API_KEY,
+      apiKey: key,
       outputDir: work,
       concurrency: STREAMS,
       requests: REQUESTS,
       outputTokens: OUTPUT_TOKENS,
     });
-    assert.equal(proxy.seen.refused, 0, 'every request carried the bearer key');
-    assert.equal(proxy.seen.authorized.get('POST /v1/chat/completions'), REQUESTS);
-    assert.ok(
-      (proxy.seen.authorized.get('GET /v1/models') ?? 0) >= 1,
-      'GuideLLM checked the server with the key',
-    );
+    const scrape = await (
+      await fetch(`${stack.gatewayUrl}/metrics`, {
+        headers: { authorization: `Bearer ${stack.metricsToken}` },
+      })
+    ).text();
+    const answered = /llmgw_gateway_requests_total\{model="glm-chat",status="200"\} (\d+)/.exec(scrape);
+    assert.equal(Number(answered?.[1]), REQUESTS, 'every request went through the gateway, with the key');
+    assert.doesNotMatch(scrape, /^llmgw_gateway_errors_total\{/m, 'none was refused');
 
     const text = readFileSync(report, 'utf8');
-    assert.ok(!text.includes(API_KEY), 'the report keeps no key');
+    assert.ok(!text.includes(key), 'the report keeps no key');
     const [benchmark] = JSON.parse(text).benchmarks;
     const { metrics } = benchmark;
     assert.equal(benchmark.config.strategy.type_, 'concurrent');
