@@ -7,8 +7,6 @@ import { listScopes } from '../store/tenancy.ts';
 
 /** How often the table is read again: a replica that became ready gets requests within this. */
 export const ROUTES_REFRESH_MS = 500;
-/** A request for a model the table does not know reads the store again, at most this often. */
-const MISS_REFRESH_MS = 100;
 
 /** A ready replica that serves requests at `endpoint` (the OpenAI API's base URL, ending in /v1). */
 export interface Upstream {
@@ -31,7 +29,8 @@ export interface Route {
 export class RoutingTable {
   private routes = new Map<string, Route>();
   private tree: ScopeTree = scopeTree([]);
-  private readAt = Number.NEGATIVE_INFINITY;
+  /** When the latest read began: what was stored before then, it sees. */
+  private readStartedAt = Number.NEGATIVE_INFINITY;
   private reading?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private readonly listeners = new Set<() => void>();
@@ -55,9 +54,17 @@ export class RoutingTable {
     clearInterval(this.timer);
   }
 
-  /** The model's route, read again first when the table does not know it (it may be new). */
+  /**
+   * The model's route, read again first when the table does not know it (it may be new): by a read that
+   * began after this request did, since one under way may have begun before the model was stored.
+   * Requests that miss meanwhile share that read: the store sees one at a time, however many ask.
+   */
   async route(name: string): Promise<Route | undefined> {
-    if (!this.routes.has(name) && this.now() - this.readAt >= MISS_REFRESH_MS) await this.refresh();
+    const asked = this.now();
+    if (!this.routes.has(name)) {
+      await this.reading;
+      if (this.readStartedAt <= asked) await this.refresh();
+    }
     return this.routes.get(name);
   }
 
@@ -91,6 +98,7 @@ export class RoutingTable {
   }
 
   private async read() {
+    this.readStartedAt = this.now();
     const [models, scopes, ready] = await Promise.all([
       listModels(this.sql),
       listScopes(this.sql),
@@ -113,7 +121,6 @@ export class RoutingTable {
           { model, chain: tree.chain(model.owner), replicas: replicas.get(model.name) ?? [] },
         ]),
     );
-    this.readAt = this.now();
     for (const listener of this.listeners) listener();
   }
 }
