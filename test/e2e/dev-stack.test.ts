@@ -30,6 +30,7 @@ async function npmStart(
       LLMGW_TEMPORAL_PORT: String(ports.temporal),
       LLMGW_TEMPORAL_UI_PORT: String(ports.ui),
       LLMGW_POSTGRES_PORT: String(ports.postgres),
+      LLMGW_GATEWAY_PORT: String(ports.gateway),
     },
     options.parent,
   );
@@ -88,6 +89,7 @@ const freePorts = async () => ({
   temporal: await freePort(),
   ui: await freePort(),
   postgres: await freePort(),
+  gateway: await freePort(),
 });
 
 const exited = (child: ChildProcess) =>
@@ -113,6 +115,9 @@ describe('npm start (llmgw dev)', () => {
     );
     assert.match(first.output(), new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`));
     assert.equal((await fetch(`http://127.0.0.1:${ports.ui}/`)).status, 200, 'the Temporal Web UI answers');
+    assert.match(first.output(), new RegExp(`Gateway      http://127.0.0.1:${ports.gateway}/v1`));
+    const gateway = await fetch(`http://127.0.0.1:${ports.gateway}/v1/models`);
+    assert.equal(gateway.status, 401, 'the gateway answers, and wants a key');
     const token = await eventually(
       'the admin token printed',
       async () => /Admin token {2}(llmgw_\S+)/.exec(first.output())?.[1],

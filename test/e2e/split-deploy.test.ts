@@ -75,7 +75,10 @@ describe('llmgw serve and llmgw worker on an external Postgres and a Temporal th
     (await lackedSearchAttributes(connection.operatorService, 'default')).map((key) => key.name);
 
   it('serve stops with one sentence when LLMGW_ADMIN_TOKEN is unset and the store holds no admin token', async () => {
-    const serve = run('serve', { PORT: String(await freePort()) });
+    const serve = run('serve', {
+      PORT: String(await freePort()),
+      LLMGW_GATEWAY_PORT: String(await freePort()),
+    });
     assert.equal(await serve.exitWithin(60_000), 2, serve.output());
     assert.deepEqual(stopLine(serve.output()), [
       'llmgw: LLMGW_ADMIN_TOKEN is not set and the store holds no admin token, so no one could call the API; set it to a secret (openssl rand -base64 32) and start again',
@@ -107,9 +110,23 @@ describe('llmgw serve and llmgw worker on an external Postgres and a Temporal th
   it('runs: the attributes registered, /readyz 503 while they are missing, nodes from LLMGW_SIM_CLUSTER, a model with replicas', async () => {
     assert.equal((await lacked()).length, SEARCH_ATTRIBUTE_KEYS.length, 'Temporal starts without them');
     const port = await freePort();
+    const gatewayPort = await freePort();
     const api = `http://127.0.0.1:${port}`;
-    const serve = run('serve', { PORT: String(port), LLMGW_ADMIN_TOKEN: adminToken });
+    const serve = run('serve', {
+      PORT: String(port),
+      LLMGW_GATEWAY_PORT: String(gatewayPort),
+      LLMGW_GATEWAY_INSTANCE: 'split-1',
+      LLMGW_ADMIN_TOKEN: adminToken,
+    });
     await eventually('serve listening', async () => serve.output().includes(`llmgw API on ${api}`), 60_000);
+    await eventually(
+      'its gateway listening',
+      async () =>
+        serve
+          .output()
+          .includes(`llmgw gateway on http://127.0.0.1:${gatewayPort}/v1 (load source gateway:split-1)`),
+      60_000,
+    );
     assert.match(
       serve.output(),
       /Temporal namespace default lacked llmgw's search attributes .*: registered them/,
