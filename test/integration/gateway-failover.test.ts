@@ -116,4 +116,18 @@ describe('the gateway when a replica dies mid-stream', () => {
     while ((await running()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await running(), 0, 'the replica no longer generates for a client that left');
   });
+
+  it('a replica that starts draining gets no new requests', async () => {
+    await stack.sql`update replicas set state = 'draining' where id = 'chat-a'`;
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // the routing table reads every 500 ms
+    const controller = new AbortController();
+    const streams = await Promise.all(Array.from({ length: 6 }, () => stream(10_000, controller.signal)));
+    const running = async (id: string) => {
+      const text = await (await fetch(`${engines.get(id)!.url}/metrics`)).text();
+      return Number(/^vllm:num_requests_running\{[^}]*\} (\S+)$/m.exec(text)![1]);
+    };
+    assert.deepEqual([await running('chat-a'), await running('chat-c')], [0, 6]);
+    controller.abort();
+    await Promise.all(streams.map((answer) => answer.body?.cancel().catch(() => {})));
+  });
 });
