@@ -319,24 +319,34 @@ export function planPreemption(
 
 /**
  * The first victim protected by the guarantee of a scope P whose room the new replica would not keep
- * guaranteed, or null. A protected replica is taken only if the new one fits P's guarantee once the
- * victims under P and what drains under P have stopped: else the room P guarantees would turn borrowed,
- * another scope could take it, and P could reclaim it back, in turns (the property tests found that).
+ * guaranteed, or null. A protected replica is taken only if the new one fits P's guarantee, and that of
+ * every ancestor of P it draws on (guarantees nest), once the victims and what drains there have
+ * stopped: else the room P guarantees would turn borrowed, another scope could take it, and P could
+ * reclaim it back, in turns (the property tests found that, once through an ancestor's smaller guarantee).
  */
 export function guaranteeGivenAway(view: View, need: Resources, victims: readonly Replica[]): Replica | null {
   const protectors = protection(view);
   for (const victim of victims) {
     const scope = protectors.get(victim.id);
-    if (!scope) continue;
-    const guarantee = view.quotas.get(scope)?.guarantee ?? {};
-    const leaving = add(
-      drainingUnder(view).get(scope) ?? {},
-      sum(victims.filter((v) => isUnder(view, scope, v)).map((v) => v.resources)),
-    );
-    const after = add(subtract(holdsOf(view, scope), leaving), need);
-    if (!usesAnyOf(need, guarantee) || !fitsWithin(after, guarantee)) return victim;
+    if (scope && !keepsGuaranteed(view, scope, need, victims)) return victim;
   }
   return null;
+}
+
+/**
+ * The new replica fits the guarantee of `scope` (which must guarantee a dimension it uses) and of each
+ * ancestor that guarantees one, once the victims and what drains under each have stopped.
+ */
+function keepsGuaranteed(view: View, scope: ScopeKey, need: Resources, victims: readonly Replica[]): boolean {
+  return view.chain(scope).every((key) => {
+    const guarantee = view.quotas.get(key)?.guarantee;
+    if (!guarantee || !usesAnyOf(need, guarantee)) return key !== scope;
+    const leaving = add(
+      drainingUnder(view).get(key) ?? {},
+      sum(victims.filter((v) => isUnder(view, key, v)).map((v) => v.resources)),
+    );
+    return fitsWithin(add(subtract(holdsOf(view, key), leaving), need), guarantee);
+  });
 }
 
 /** What drains under each scope: room its holds will give back. */

@@ -324,6 +324,25 @@ describe('preempting for missing room', () => {
     });
     assert.deepEqual(victimsOf(decide(s)), ['t-4']);
   });
+
+  it("does not flap: never turns room an ancestor's smaller guarantee protects into borrowed room", () => {
+    // Found by the property tests: team ml is guaranteed 4 GPUs inside Acme's 3. Had a's second
+    // replica (floor, 2 GPUs) preempted c's (demand, protected), it would be beyond Acme's 3: borrowed,
+    // so an ownerless model of higher priority could take it, c then reclaim it, a preempt again...
+    const a = model('a', [g2], { owner: 'team:ml', min_replicas: 2, max_replicas: 2 });
+    const c = member('c');
+    const s = scene({
+      models: [a, c],
+      quotas: [quota('org:acme', gpus(3)), quota('team:ml', gpus(4))],
+      nodes: [node('n1', gpus(2)), node('n2', gpus(2))],
+      replicas: [...running(a, 1, 'n1', g2), ...running(c, 1, 'n2')],
+      load: { c: 1 },
+    });
+    assert.equal(decide(s).action, 'none', decide(s).reason);
+    // Within the team's own guarantee alone, the new replica keeps c's room guaranteed: fair share.
+    const teamOnly = { ...s, quotas: [quota('team:ml', gpus(4))] };
+    assert.deepEqual(victimsOf(decide(teamOnly)), ['c-1']);
+  });
 });
 
 /** Each model decides until it has nothing to do, then what drains stops and what starts is ready; until nothing moves. */
