@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { activeReplicas, decisionSaying, FAST, gpuNode, gpuProfile, ok } from '../support/cluster.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 /** The gateway's own counts as the only load: nobody reports any by hand in these tests. */
 describe('the gateway drives scaling', () => {
@@ -92,12 +92,27 @@ describe('the gateway drives scaling', () => {
   });
 
   it("200 streams at once scale the model up through the gateway's counts", async () => {
-    await model('busy', { min_replicas: 1 });
-    // Once its replica is ready: 200 streams of 300 tokens at 20 ms, about 6 s each.
+    // An engine nobody scrapes: the replicas report no load of their own, only the gateway does.
+    await model('busy', {
+      min_replicas: 1,
+      profiles: [
+        gpuProfile('h100', 1, {
+          default_concurrency: 16,
+          engine: { kind: 'sim', max_batch: 16, base_tpot_ms: 20, tpot_growth_ms: 0, metrics: false },
+        }),
+      ],
+    });
     await decisionSaying(stack, 'busy', /./);
     const first = await chat('busy', 1);
     assert.equal(first.status, 200);
-    const streams = Array.from({ length: 200 }, () => chat('busy', 300, true).then((r) => r.text()));
+    // All 200 reach the one ready replica, which runs 16 at a time: 60 tokens at 20 ms are about 1.2 s a
+    // batch, so the streams last some 15 s, long enough to see the replicas their count asks for.
+    let streamsEnded = false;
+    const streams = Promise.all(
+      Array.from({ length: 200 }, () => chat('busy', 60, true).then((r) => r.text())),
+    ).finally(() => {
+      streamsEnded = true;
+    });
     const up = await decisionSaying(
       stack,
       'busy',
@@ -105,13 +120,28 @@ describe('the gateway drives scaling', () => {
       15_000,
     );
     assert.equal(up.action, 'place');
-    const [reported] = await gatewaySources('busy');
-    assert.ok(reported, 'the gateway reported the load of busy');
-    const bodies = await Promise.all(streams);
+    const sources = await stack.sql<
+      { source: string }[]
+    >`select source from load_reports where model = 'busy'`;
+    assert.deepEqual(
+      sources.map((r) => r.source.split(':')[0]),
+      ['gateway'],
+      "the only load of busy is the gateway's",
+    );
+    // Checked while the streams still run: once they end, the scale-down window takes the extra replicas back.
+    const ready = await eventually(
+      'busy at more than one ready replica while its streams run',
+      async () => {
+        const replicas = (await activeReplicas(stack, 'busy')).filter((r) => r.state === 'ready');
+        return (replicas.length > 1 || streamsEnded) && replicas;
+      },
+      30_000,
+    );
+    assert.ok(ready.length > 1, 'busy was scaled up before its streams ended');
+    const bodies = await streams;
     assert.ok(
       bodies.every((body) => body.endsWith('data: [DONE]\n\n')),
       'every stream ended whole',
     );
-    assert.ok((await activeReplicas(stack, 'busy')).length > 1, 'busy was scaled up');
   });
 });

@@ -20,11 +20,12 @@ const seedOf = (id: string) => [...id].reduce((hash, ch) => (hash * 31 + ch.char
  * `{"kind": "sim"}` runs a simulated OpenAI-compatible engine on loopback (its endpoint is stored with
  * the replica), and reports its own requests in flight as the load source `replica:<id>`. Engine
  * settings come from the profile's engine (`max_batch`, `base_tpot_ms`, `tpot_growth_ms`); the batch
- * defaults to the profile's default_concurrency. Engines live in this worker's process: after a restart
- * they are started again for the replicas the store says are running.
+ * defaults to the profile's default_concurrency; `metrics: false` makes an engine nobody scrapes, whose
+ * replica reports no load (its model's load is then the gateway's alone). Engines live in this worker's
+ * process: after a restart they are started again for the replicas the store says are running.
  */
 export class SimServing {
-  private readonly engines = new Map<string, { engine: SimEngine; model: string }>();
+  private readonly engines = new Map<string, { engine: SimEngine; model: string; scraped: boolean }>();
   private syncedAt = 0;
 
   constructor(
@@ -64,11 +65,13 @@ export class SimServing {
         jitter: 0.1,
         seed: seedOf(replica.id),
       });
-      this.engines.set(replica.id, { engine, model: model.name });
+      this.engines.set(replica.id, { engine, model: model.name, scraped: profile.engine?.metrics !== false });
       await setEndpoint(this.sql, replica.id, `${engine.url}/v1`);
     }
     await Promise.all(
-      [...this.engines].map(([id, { engine, model }]) => this.report(id, engine, models.get(model))),
+      [...this.engines]
+        .filter(([, { scraped }]) => scraped)
+        .map(([id, { engine, model }]) => this.report(id, engine, models.get(model))),
     );
   }
 
