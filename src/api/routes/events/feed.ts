@@ -1,0 +1,90 @@
+import type { ScopeKey } from '../../../domain/scope.ts';
+import type { PolicySettings } from '../../../domain/snapshot.ts';
+import type { LoadZone } from '../../../policy/load-zone.ts';
+import {
+  type DecisionChange,
+  decisionsAfter,
+  newestDecisionId,
+  type ReplicaChange,
+  replicaChangesAfter,
+  storeNow,
+} from '../../../store/changes.ts';
+import type { Sql } from '../../../store/db.ts';
+import { loadZones } from './load-zones.ts';
+
+/** One change the stream sends, with the owner of its model so each stream filters by its caller's view. */
+export type Change =
+  | { kind: 'decision'; owner: ScopeKey | null; change: DecisionChange }
+  | { kind: 'replica'; owner: ScopeKey | null; change: ReplicaChange }
+  | {
+      kind: 'load';
+      owner: ScopeKey | null;
+      change: { model: string; zone: LoadZone; in_flight: number; capacity_at_slo: number };
+    };
+
+export interface ChangeFeed {
+  /** Calls `listener` with each batch of changes until the returned function is called. */
+  subscribe(listener: (changes: Change[]) => void): () => void;
+}
+
+/**
+ * One look at the store every `intervalMs` for the whole process, and only while a stream listens:
+ * new decisions, replicas whose state changed, and models whose load zone changed. Reading the
+ * tables (not this process's own writes) lets every API process see what any worker recorded.
+ */
+export function changeFeed(
+  sql: Sql,
+  settings: PolicySettings,
+  now: () => number,
+  log: Pick<Console, 'warn'>,
+  intervalMs = 250,
+): ChangeFeed {
+  const listeners = new Set<(changes: Change[]) => void>();
+  let timer: NodeJS.Timeout | undefined;
+  let cursor: { decision: number; replica: string; zones: Map<string, LoadZone> } | undefined;
+
+  const poll = async () => {
+    cursor ??= { decision: await newestDecisionId(sql), replica: await storeNow(sql), zones: new Map() };
+    // Kept as a constant: a stream that stops meanwhile clears the shared cursor, not this look's.
+    const at = cursor;
+    const [decisions, replicas, zones] = await Promise.all([
+      decisionsAfter(sql, at.decision),
+      replicaChangesAfter(sql, at.replica),
+      loadZones(sql, now(), settings),
+    ]);
+    const changes: Change[] = [];
+    for (const change of decisions) changes.push({ kind: 'decision', owner: change.owner, change });
+    for (const change of replicas) changes.push({ kind: 'replica', owner: change.owner, change });
+    // The first look only learns the zones: a stream reports changes, not how things stand.
+    const known = at.zones.size > 0;
+    for (const { owner, ...zone } of zones) {
+      if (known && at.zones.get(zone.model) !== zone.zone)
+        changes.push({ kind: 'load', owner, change: zone });
+      at.zones.set(zone.model, zone.zone);
+    }
+    at.decision = decisions.at(-1)?.id ?? at.decision;
+    at.replica = replicas.at(-1)?.updated_at ?? at.replica;
+    if (changes.length > 0) for (const listener of listeners) listener(changes);
+  };
+
+  // Each look starts after the one before has ended, so a slow store never piles up looks.
+  const schedule = () => {
+    timer = setTimeout(async () => {
+      await poll().catch((error) => log.warn(`events: reading the store failed: ${String(error)}`));
+      if (listeners.size > 0) schedule();
+      else timer = undefined;
+    }, intervalMs);
+  };
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      if (!timer) schedule();
+      return () => {
+        listeners.delete(listener);
+        // Started again from now when a stream next listens: no one needs what passed unheard.
+        if (listeners.size === 0) cursor = undefined;
+      };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { permits, visibility } from '../../auth/guard.ts';
+import { decisionsShown } from '../../decisions-shown.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { type Change, type ChangeFeed, changeFeed } from './feed.ts';
+
+/** A comment line this often keeps proxies and browsers from closing a quiet stream. */
+const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * GET /api/v1/events: a server-sent event for each change a reader may see: `decision`, `replica`
+ * (its state changed) and `load` (its load zone changed). Left out of the OpenAPI document: a stream
+ * that never ends is no request a schema-driven client (or fuzzer) can wait for.
+ */
+export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console) {
+  const feed = changeFeed(deps.sql, deps.policy, deps.now ?? Date.now, log);
+  const app = new Hono();
+  app.get('/events', permits('read'), async (c) => {
+    const [shown, shownDecision] = await Promise.all([visibility(c), decisionsShown(c)]);
+    return streamSSE(c, async (stream) => {
+      await stream.writeSSE({ event: 'ready', data: '{}' });
+      const unsubscribe = listen(feed, (change) => {
+        if (!shown(change.owner)) return;
+        const data = change.kind === 'decision' ? shownDecisionChange(change, shownDecision) : change.change;
+        void stream.writeSSE({ event: change.kind, data: JSON.stringify(data) });
+      });
+      const keepAlive = setInterval(() => void stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+      await new Promise<void>((resolve) => stream.onAbort(resolve));
+      clearInterval(keepAlive);
+      unsubscribe();
+    });
+  });
+  return app;
+}
+
+const listen = (feed: ChangeFeed, each: (change: Change) => void) =>
+  feed.subscribe((changes) => {
+    for (const change of changes) each(change);
+  });
+
+/** A decision as GET /models/{name}/decisions shows it to this caller, with its model's name. */
+function shownDecisionChange(
+  change: Extract<Change, { kind: 'decision' }>,
+  shownDecision: Awaited<ReturnType<typeof decisionsShown>>,
+) {
+  return { model: change.change.model, ...shownDecision(change.change.decision) };
+}

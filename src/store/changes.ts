@@ -1,0 +1,110 @@
+import type { ScopeKey } from '../domain/scope.ts';
+import type { Sql } from './db.ts';
+import type { StoredDecision } from './decisions.ts';
+
+// What changed since a cursor, for GET /api/v1/events, and the figures the console draws a model's
+// last hour from: read from the tables every process writes, so any API process sees every change.
+
+/** A decision as the events stream sends it, with its model's owner for the stream's visibility filter. */
+export interface DecisionChange {
+  id: number;
+  model: string;
+  owner: ScopeKey | null;
+  decision: StoredDecision;
+}
+
+/** The newest decision's id (0 with none): a stream starts after it. */
+export async function newestDecisionId(sql: Sql): Promise<number> {
+  const [row] = await sql<{ id: string | null }[]>`select max(id) as id from decisions`;
+  return Number(row?.id ?? 0);
+}
+
+/** Decisions recorded after `afterId`, oldest first, at most `limit`. */
+export async function decisionsAfter(sql: Sql, afterId: number, limit = 500): Promise<DecisionChange[]> {
+  const rows = await sql<
+    {
+      id: string;
+      model: string;
+      owner: ScopeKey | null;
+      at: Date;
+      action: string;
+      reason: string;
+      replica: string | null;
+      profile: string | null;
+      node: string | null;
+      inputs: Record<string, unknown>;
+    }[]
+  >`
+    select d.id, d.model, m.owner, d.at, d.action, d.reason, d.replica, d.profile, d.node, d.inputs
+    from decisions d left join models m on m.name = d.model
+    where d.id > ${afterId} order by d.id limit ${limit}`;
+  return rows.map((row) => ({
+    id: Number(row.id),
+    model: row.model,
+    owner: row.owner,
+    decision: {
+      at: row.at.toISOString(),
+      action: row.action,
+      reason: row.reason,
+      ...(row.replica ? { replica: row.replica } : {}),
+      ...(row.profile ? { profile: row.profile } : {}),
+      ...(row.node ? { node: row.node } : {}),
+      inputs: row.inputs,
+    },
+  }));
+}
+
+export interface ReplicaChange {
+  id: string;
+  model: string;
+  owner: ScopeKey | null;
+  profile: string;
+  node: string;
+  state: string;
+  /** The database's time of the change, kept exact (microseconds) as the next cursor. */
+  updated_at: string;
+}
+
+/** The database's clock now, as a cursor for replicaChangesAfter. */
+export async function storeNow(sql: Sql): Promise<string> {
+  const [row] = await sql<{ now: string }[]>`select now()::text as now`;
+  return row!.now;
+}
+
+/** Replicas whose state or place changed after `after` (a cursor from storeNow or a change), oldest first. */
+export async function replicaChangesAfter(sql: Sql, after: string, limit = 500): Promise<ReplicaChange[]> {
+  return sql<ReplicaChange[]>`
+    select r.id, r.model, m.owner, r.profile, r.node, r.state, r.updated_at::text as updated_at
+    from replicas r left join models m on m.name = r.model
+    where r.updated_at > ${after}::timestamptz order by r.updated_at limit ${limit}`;
+}
+
+/** One point of a model's load against its capacity, as a decision saw them. */
+export interface LoadPoint {
+  at: number;
+  in_flight: number | null;
+  capacity_at_slo: number;
+}
+
+/** The figures of these models' passes since `sinceMs`, oldest first (notes carry none). */
+export async function loadHistory(
+  sql: Sql,
+  models: readonly string[],
+  sinceMs: number,
+): Promise<Map<string, LoadPoint[]>> {
+  const history = new Map<string, LoadPoint[]>(models.map((model) => [model, []]));
+  if (models.length === 0) return history;
+  const rows = await sql<{ model: string; at: Date; in_flight: number | null; capacity: number | null }[]>`
+    select model, at, (inputs->>'in_flight')::float8 as in_flight, (inputs->>'capacity_at_slo')::float8 as capacity
+    from decisions
+    where model in ${sql(models as string[])} and at >= ${new Date(sinceMs)} and inputs ? 'capacity_at_slo'
+    order by model, id`;
+  for (const row of rows) {
+    history.get(row.model)?.push({
+      at: row.at.getTime(),
+      in_flight: row.in_flight,
+      capacity_at_slo: row.capacity ?? 0,
+    });
+  }
+  return history;
+}
