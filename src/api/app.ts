@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { consoleRouter } from '../console/index.tsx';
 import { apiMetrics, DEFAULT_METRICS_REFRESH_MS } from '../metrics/api-metrics.ts';
 import { processMetrics } from '../metrics/registry.ts';
 import { sharedReading } from '../shared-reading.ts';
@@ -12,6 +13,7 @@ import { docsPage } from './docs.ts';
 import { validationHook } from './http.ts';
 import { auditRouter } from './routes/audit.ts';
 import { decisionsRouter } from './routes/decisions.ts';
+import { eventsRouter } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { loadRouter } from './routes/load.ts';
 import { measurementsRouter } from './routes/measurements.ts';
@@ -67,6 +69,14 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
   for (const router of routers) {
     app.route('/api/v1', router(deps));
   }
+  app.route('/api/v1', eventsRouter(deps, log));
+  // The web console reads through the API itself, in-process, as the signed-in token.
+  app.route(
+    '/ui',
+    consoleRouter(deps, (path, init) => app.request(path, init), {
+      temporalWorkflows: deps.temporalWorkflowsUrl ?? 'http://localhost:8233/namespaces/default/workflows',
+    }),
+  );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

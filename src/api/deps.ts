@@ -17,4 +17,6 @@ export interface ApiDeps {
   metricsRefreshMs?: number;
   /** The most models and scopes an operator may create within its scope (default DEFAULT_SCOPE_CAPS). */
   scopeCaps?: ScopeCaps;
+  /** The Temporal UI's list of the namespace's workflows, which the console links each reconciler to. */
+  temporalWorkflowsUrl?: string;
 }

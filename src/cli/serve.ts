@@ -52,6 +52,7 @@ export async function startApi(options: {
       policy: config.policy,
       metricsRefreshMs: config.metricsRefreshMs,
       scopeCaps: config.scopeCaps,
+      temporalWorkflowsUrl: `http://localhost:${config.temporalUiPort}/namespaces/${namespace}/workflows`,
     },
     log,
   );

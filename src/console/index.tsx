@@ -1,0 +1,125 @@
+import { type Context, Hono } from 'hono';
+import { csrf } from 'hono/csrf';
+import { identify } from '../api/auth/authenticate.ts';
+import { scopeTree } from '../api/auth/guard.ts';
+import { type Identity, may } from '../api/auth/permissions.ts';
+import type { ApiDeps } from '../api/deps.ts';
+import { listScopes } from '../store/tenancy.ts';
+import { type ApiFetch, ApiRefusal, apiAs } from './api-client.ts';
+import { assetRoutes } from './assets.ts';
+import { neededFor, Page, Problem, type Viewer } from './layout.tsx';
+import { modelPage } from './model-page.tsx';
+import { modelsPage } from './models-page.tsx';
+import { nodesPage } from './nodes-page.tsx';
+import type { PageContext } from './page-context.ts';
+import { quotaPreviewPage } from './quota-preview-page.tsx';
+import { endSession, sessionSecret, startSession } from './session.ts';
+import { SignInPage } from './sign-in-page.tsx';
+import { treePage } from './tree-page.tsx';
+
+export interface ConsoleOptions {
+  /** The Temporal UI's page of the namespace's workflows, e.g. http://localhost:8233/namespaces/default/workflows. */
+  temporalWorkflows: string;
+}
+
+type Env = { Variables: { page: Omit<PageContext, 'query' | 'status' | 'now'> } };
+
+/**
+ * The web console at /ui: server-rendered pages drawn from the API's own answers to the signed-in
+ * token (`api`, the app's fetch), so that each page shows what the API shows that token.
+ */
+export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOptions) {
+  const now = deps.now ?? Date.now;
+  const app = new Hono<Env>();
+  app.route('/assets', assetRoutes());
+  // Forms post only from the console's own pages (Origin and Sec-Fetch-Site are checked).
+  app.use('*', csrf());
+
+  app.get('/', (c) => c.redirect(sessionSecret(c) ? '/ui/models' : '/ui/sign-in', 303));
+  app.get('/sign-in', (c) => c.html(<SignInPage />));
+  app.post('/sign-in', async (c) => {
+    const form = await c.req.parseBody();
+    const secret = typeof form.token === 'string' ? form.token.trim() : '';
+    const found = secret
+      ? await signedIn(deps, secret, now())
+      : { status: 400 as const, why: 'give a token' };
+    if ('status' in found) return c.html(<SignInPage problem={found.why} />, found.status);
+    startSession(c, secret);
+    return c.redirect('/ui/tree', 303);
+  });
+  app.post('/sign-out', (c) => {
+    endSession(c);
+    return c.redirect('/ui/sign-in', 303);
+  });
+
+  // Every other page needs a session whose token is still valid: the store is asked on each request,
+  // so a revoked token signs the console out at once, as it stops the API.
+  app.use('*', async (c, next) => {
+    const secret = sessionSecret(c);
+    const found = secret ? await signedIn(deps, secret, now()) : undefined;
+    if (!secret || !found || 'status' in found) {
+      endSession(c);
+      return c.redirect('/ui/sign-in', 303);
+    }
+    c.set('page', { api: apiAs(api, secret), viewer: found.viewer, sql: deps.sql, ...options });
+    await next();
+  });
+
+  const page =
+    (draw: (ctx: PageContext, name: string) => Promise<unknown>, path: string) => async (c: Context<Env>) => {
+      const base = c.get('page');
+      // The API would refuse the page's reads all the same; this says so before any is made.
+      const verdict = may(base.viewer.who, neededFor(path));
+      if (!verdict.allowed) throw new ApiRefusal(403, verdict.why);
+      let status = 200;
+      const ctx: PageContext = {
+        ...base,
+        query: c.req.query(),
+        now: now(),
+        status: (code) => (status = code),
+      };
+      const body = await draw(ctx, c.req.param('name') ?? '');
+      return c.html(body as string, status as 200);
+    };
+  app.get('/tree', page(treePage, '/ui/tree'));
+  app.get('/models', page(modelsPage, '/ui/models'));
+  app.get('/models/:name', page(modelPage, '/ui/models'));
+  app.get('/nodes', page(nodesPage, '/ui/nodes'));
+  app.get('/quota-preview', page(quotaPreviewPage, '/ui/quota-preview'));
+  // The browser's EventSource cannot send a bearer header: the session's token is sent for it.
+  app.get('/events', (c) => c.get('page').api.stream('/api/v1/events'));
+
+  app.onError((error, c) => {
+    if (!(error instanceof ApiRefusal)) throw error;
+    if (error.status === 401) {
+      endSession(c);
+      return c.redirect('/ui/sign-in', 303);
+    }
+    const viewer = c.get('page')?.viewer;
+    return c.html(
+      <Page title="Not shown" viewer={viewer}>
+        <Problem sentence={error.message} />
+      </Page>,
+      error.status as 400,
+    );
+  });
+  return app;
+}
+
+/** The viewer a token signs in as, or why it may not: unknown (401), or a role that reads nothing (403). */
+async function signedIn(
+  deps: ApiDeps,
+  secret: string,
+  now: number,
+): Promise<{ viewer: Viewer } | { status: 401 | 403; why: string }> {
+  const found = await identify(deps.sql, secret, now);
+  if ('refused' in found) return { status: 401, why: 'this token is unknown, was revoked or expired' };
+  const tree = scopeTree(await listScopes(deps.sql));
+  const verdict = may(found.identity, 'read', undefined, tree.label);
+  if (!verdict.allowed) return { status: 403, why: `the console only reads: ${verdict.why}` };
+  return { viewer: { who: found.identity, described: described(found.identity, tree.label) } };
+}
+
+/** `viewer of team:Acme/ml`, `admin`. */
+const described = (who: Identity, label: (key: NonNullable<Identity['scope']>) => string) =>
+  who.scope ? `${who.role} of ${label(who.scope)}` : who.role;

@@ -1,0 +1,173 @@
+import { may } from '../api/auth/permissions.ts';
+import type { ModelSummary } from '../api/schemas/models.ts';
+import type { Measurement, Profile } from '../domain/model.ts';
+import type { Resources } from '../domain/resources.ts';
+import { orderProfiles } from '../policy/profiles.ts';
+import { formatResources } from '../policy/resources.ts';
+import type { StoredDecision } from '../store/decisions.ts';
+import { ApiRefusal } from './api-client.ts';
+import { Page, Problem } from './layout.tsx';
+import { LoadMeter, pendingReason, replicaCounts } from './model-summary.tsx';
+import type { PageContext } from './page-context.ts';
+
+type ModelDetail = ModelSummary & { profiles: Profile[] };
+
+/** A replica as GET /api/v1/replicas answers it. */
+export interface ReplicaRow {
+  id: string;
+  model: string;
+  profile: string;
+  node: string;
+  resources: Resources;
+  state: string;
+  protected: boolean;
+  endpoint: string | null;
+  preempted_for?: string;
+}
+
+interface SizingPlan {
+  plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];
+  reaches_tokens_per_sec: number;
+  fits: boolean;
+  blocked_by: string[];
+}
+
+/** One model: its decisions as a timeline, its replicas, its profiles in trial order, and a sizing preview. */
+export async function modelPage(ctx: PageContext, name: string) {
+  const path = encodeURIComponent(name);
+  const [model, decisions, replicas, measurements] = await Promise.all([
+    ctx.api.get<ModelDetail>(`/api/v1/models/${path}`),
+    ctx.api.get<StoredDecision[]>(`/api/v1/models/${path}/decisions?limit=50`),
+    ctx.api.get<ReplicaRow[]>(`/api/v1/replicas?model=${path}`),
+    ctx.api.get<Measurement[]>(`/api/v1/measurements?model=${path}`),
+  ]);
+  const measured = new Map(measurements.map((m) => [m.profile, m]));
+  const pending = pendingReason(model);
+  return (
+    <Page title={`Model ${name}`} viewer={ctx.viewer} live>
+      <section class="summary">
+        <p>
+          Owner {model.owner_name ?? 'none'} · priority {model.priority} · {model.min_replicas} to{' '}
+          {model.max_replicas} replicas
+          {model.target_tokens_per_sec !== undefined
+            ? ` · target ${model.target_tokens_per_sec} tokens/s`
+            : ''}{' '}
+          · <a href={`${ctx.temporalWorkflows}/reconcile:${path}`}>reconciler in Temporal</a>
+        </p>
+        <p class="replicas">Replicas: {replicaCounts(model.replicas)}</p>
+        <LoadMeter summary={model} />
+        {pending ? <p class="pending">waiting: {pending}</p> : null}
+      </section>
+      <h2>Replicas</h2>
+      <ReplicaTable replicas={replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed')} />
+      <h2>Profiles, in the order they are tried</h2>
+      <ol class="profiles">
+        {orderProfiles({ ...model, owner: null }, measured).map((profile) => (
+          <ProfileItem profile={profile} measurement={measured.get(profile.name)} />
+        ))}
+      </ol>
+      {may(ctx.viewer.who, 'change-model').allowed ? await TargetPreview({ ctx, path }) : null}
+      <h2>Decisions, newest first</h2>
+      <ol class="timeline">
+        {decisions.map((d) => (
+          <li class={`decision action-${d.action}`}>
+            <time datetime={d.at}>{d.at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>{' '}
+            <span class="action">{d.action}</span> {d.reason}
+          </li>
+        ))}
+      </ol>
+    </Page>
+  );
+}
+
+function ReplicaTable({ replicas }: { replicas: ReplicaRow[] }) {
+  if (replicas.length === 0) return <p>No replica runs.</p>;
+  return (
+    <table class="replicas-table">
+      <thead>
+        <tr>
+          <th>Replica</th>
+          <th>State</th>
+          <th>Node</th>
+          <th>Profile</th>
+          <th>Resources</th>
+          <th>Guarantee</th>
+          <th>Endpoint</th>
+        </tr>
+      </thead>
+      <tbody>
+        {replicas.map((r) => (
+          <tr data-replica={r.id}>
+            <td>{r.id}</td>
+            <td>{r.state}</td>
+            <td>{r.node}</td>
+            <td>{r.profile}</td>
+            <td>{formatResources(r.resources)}</td>
+            <td>{r.protected ? 'protected' : 'borrowed'}</td>
+            <td>{r.endpoint ?? 'none yet'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ProfileItem({ profile, measurement }: { profile: Profile; measurement?: Measurement }) {
+  return (
+    <li data-profile={profile.name}>
+      <strong>{profile.name}</strong> (priority {profile.priority}): {formatResources(profile.resources)}
+      {profile.gpu_model ? ` on ${profile.gpu_model}` : ''}
+      {measurement
+        ? `; measured ${measurement.max_concurrency_at_slo} requests at SLO, ${measurement.throughput_tok_per_sec} tokens/s (${measurement.measured_at})`
+        : '; not measured'}
+    </li>
+  );
+}
+
+/** `llmgw ctl model target`: the replicas a throughput needs, asked with apply false, so nothing is stored. */
+async function TargetPreview({ ctx, path }: { ctx: PageContext; path: string }) {
+  const given = ctx.query.tokens_per_sec;
+  let answer: SizingPlan | { problem: string } | undefined;
+  if (given !== undefined) {
+    const tokensPerSec = Number(given);
+    if (given.trim() === '' || !Number.isFinite(tokensPerSec) || tokensPerSec <= 0) {
+      ctx.status(400);
+      answer = { problem: `"${given}" is not a throughput: give tokens per second above 0` };
+    } else {
+      answer = await ctx.api
+        .post<SizingPlan>(`/api/v1/models/${path}/target`, { tokens_per_sec: tokensPerSec, apply: false })
+        .catch((error: unknown) => {
+          if (!(error instanceof ApiRefusal) || error.status >= 500) throw error;
+          ctx.status(error.status);
+          return { problem: error.message };
+        });
+    }
+  }
+  return (
+    <section class="target">
+      <h2>Size for a throughput (a preview: nothing is stored)</h2>
+      <form method="get" class="inline">
+        <label for="tokens_per_sec">Tokens/s</label>
+        <input id="tokens_per_sec" name="tokens_per_sec" inputmode="decimal" value={given ?? ''} required />
+        <button type="submit">Preview</button>
+      </form>
+      {answer && 'problem' in answer ? <Problem sentence={answer.problem} /> : null}
+      {answer && 'plan' in answer ? (
+        <div class="plan">
+          <ul>
+            {answer.plan.map((step) => (
+              <li>
+                {step.replicas} of {step.profile}: {step.tokens_per_sec} tokens/s
+                {step.preempts?.length ? `, preempting ${step.preempts.join(', ')}` : ''}
+              </li>
+            ))}
+          </ul>
+          <p>
+            Reaches {answer.reaches_tokens_per_sec} tokens/s; {answer.fits ? 'it fits' : 'it does not fit'}
+            {answer.blocked_by.length > 0 ? `: ${answer.blocked_by.join('; ')}` : ''}.
+          </p>
+        </div>
+      ) : null}
+    </section>
+  );
+}

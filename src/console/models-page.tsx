@@ -1,0 +1,80 @@
+import type { ModelSummary } from '../api/schemas/models.ts';
+import { loadHistory } from '../store/changes.ts';
+import { Sparkline } from './figures.tsx';
+import { Page } from './layout.tsx';
+import { LoadMeter, pendingReason, replicaCounts } from './model-summary.tsx';
+import type { PageContext } from './page-context.ts';
+
+const HOUR_MS = 3600_000;
+
+/** Every model the token sees: replicas by state, load against capacity, its last hour, its last decision. */
+export async function modelsPage(ctx: PageContext) {
+  const models = await ctx.api.get<ModelSummary[]>('/api/v1/models');
+  // Only the models the API showed are looked up: the history adds figures, never names.
+  const history = await loadHistory(
+    ctx.sql,
+    models.map((m) => m.name),
+    ctx.now - HOUR_MS,
+  );
+  return (
+    <Page title="Models" viewer={ctx.viewer} path="/ui/models" live>
+      {models.length === 0 ? (
+        <p>No model is in view of this token.</p>
+      ) : (
+        <table class="models">
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th>Owner</th>
+              <th>Replicas</th>
+              <th>Load (requests)</th>
+              <th>Last hour</th>
+              <th>Last decision</th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.map((model) => (
+              <ModelRow model={model} ctx={ctx} points={history.get(model.name) ?? []} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}
+
+function ModelRow(props: {
+  model: ModelSummary;
+  ctx: PageContext;
+  points: Parameters<typeof Sparkline>[0]['points'];
+}) {
+  const { model, ctx } = props;
+  const pending = pendingReason(model);
+  return (
+    <tr data-model={model.name}>
+      <td>
+        <a href={`/ui/models/${encodeURIComponent(model.name)}`}>{model.name}</a>
+        <br />
+        <a class="small" href={`${ctx.temporalWorkflows}/reconcile:${encodeURIComponent(model.name)}`}>
+          reconciler in Temporal
+        </a>
+      </td>
+      <td>{model.owner_name ?? 'none'}</td>
+      <td class="replicas">{replicaCounts(model.replicas)}</td>
+      <td>
+        <LoadMeter summary={model} />
+      </td>
+      <td>
+        <Sparkline
+          points={props.points}
+          hourMs={HOUR_MS}
+          now={{ at: ctx.now, in_flight: model.in_flight, capacity_at_slo: model.capacity_at_slo }}
+        />
+      </td>
+      <td class="decision">
+        {model.last_decision ? model.last_decision.reason : 'no decision yet'}
+        {pending ? <p class="pending">waiting: {pending}</p> : null}
+      </td>
+    </tr>
+  );
+}
