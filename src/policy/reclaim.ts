@@ -81,8 +81,10 @@ function withoutSpares(need: Resources, room: Resources, victims: readonly Repli
 }
 
 /**
- * Whether a reclaim for `forScope` may take the replica: a borrowed replica of another model, not
- * draining already. One under `forScope` itself must also have a claim strictly lower than `claim`:
+ * Whether a reclaim for `forScope` may take the replica: a borrowed replica of another model that has
+ * started and does not drain. A pending one may stand on room its own victims still hold, where the
+ * guarantee walk counts it borrowed until they stop: taking it would undo that preemption or reclaim,
+ * in turns (as for preemption). One under `forScope` itself must also have a claim strictly lower than `claim`:
  * within the scope whose guarantee it is, claims decide (a higher claim could preempt the reclaimed
  * room back, and the two would take turns); across scopes the guarantee does.
  */
@@ -93,7 +95,8 @@ export function mayReclaim(
   forScope: ScopeKey,
 ): (replica: Replica) => boolean {
   return (r) => {
-    if (r.state === 'draining' || r.model === model.name || !isBorrowed(view, r.id)) return false;
+    if (r.state !== 'starting' && r.state !== 'ready') return false;
+    if (r.model === model.name || !isBorrowed(view, r.id)) return false;
     if (!isUnder(view, forScope, r)) return true;
     // Claims are figured (for every model, once per view) only when a victim under the scope asks.
     const its = claims(view).get(r.id);

@@ -374,6 +374,31 @@ function converge(start: Snapshot, rounds = 50): { s: Snapshot; states: string[]
 const readyOf = (s: Snapshot, name: string) =>
   s.replicas.filter((r) => r.model === name && r.state === 'ready').length;
 
+describe('does not flap across scopes', () => {
+  it('a reclaim waits for the replica a preemption reserved to start, instead of taking it back', () => {
+    // Found by the property tests. hi preempts its team's lower claims; while they drain, hi's pending
+    // replica counts borrowed (team ml's 2 GPUs are still held by them). Had web reclaimed it, lo's
+    // models would have reclaimed the room again, hi preempted them again, and so on.
+    const g = (n: number) => profile(`g${n}`, gpus(n));
+    const hi = model('hi', [g(2)], { owner: 'team:ml', priority: 2, max_replicas: 1 });
+    const lo = model('lo', [g(1)], { owner: 'team:ml', min_replicas: 2, max_replicas: 2 });
+    const w = model('w', [g(2)], { owner: 'team:web', priority: 1, min_replicas: 2, max_replicas: 2 });
+    let s = scene({
+      models: [hi, lo, w],
+      quotas: [quota('team:ml', gpus(2)), quota('team:web', gpus(5))],
+      nodes: [node('n1', gpus(4))],
+      replicas: [...running(lo, 2, 'n1', g(1)), ...running(w, 1, 'n1', g(2))],
+      load: { hi: 1 },
+    });
+    const first = decide(s, 'hi');
+    assert.deepEqual([first.action, victimsOf(first)], ['preempt', ['lo-2', 'lo-1']]);
+    s = apply(s, first);
+    assert.equal(decide(s, 'w').action, 'none', decide(s, 'w').reason);
+    const { states } = converge(s);
+    assert.equal(new Set(states).size, states.length, `a state came back: ${states.join(' | ')}`);
+  });
+});
+
 describe('models sharing one limit', () => {
   // 20 models with min_replicas 2 under a team limited to 20 GPUs; whoever came first took 2.
   const models = Array.from({ length: 20 }, (_, i) => member(`m${i}`, { min_replicas: 2 }));

@@ -147,6 +147,14 @@ describe('reclaim', () => {
     });
   });
 
+  it('never takes a replica not yet started: it may stand on room its own victims still hold', () => {
+    // w-new is pending where a preemption reserved it; taking it would undo that preemption, in turns.
+    const replicas = [on('w-old', web, g2, 'n1'), on('w-new', web, g2, 'n1', 'pending')];
+    assert.equal(plan([node('n1', gpus(4))], replicas), null);
+    const started = [on('w-old', web, g2, 'n1'), on('w-new', web, g2, 'n1', 'starting')];
+    assert.deepEqual(plan([node('n1', gpus(4))], started)?.victims, ['w-new', 'w-old']);
+  });
+
   it('takes only victims that free a dimension still short', () => {
     const need = model('need', [profile('p', gpus(2, { cores: 4 }))], { owner: 'team:ml' });
     const replicas = [
