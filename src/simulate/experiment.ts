@@ -1,0 +1,103 @@
+import { readAzureTrace } from './azure-trace.ts';
+import { dataFile } from './data-dir.ts';
+import { figuresOf, type PolicyFigures } from './figures.ts';
+import { llmgwController } from './llmgw.ts';
+import { peakConcurrency } from './offered-load.ts';
+import { hpaKeda } from './peers/hpa-keda.ts';
+import { llmdWva } from './peers/llm-d-wva.ts';
+import { RAY_SERVE_DEFAULTS, rayServe } from './peers/ray-serve.ts';
+import { staticPeak } from './peers/static-peak.ts';
+import { peerController } from './replica-count.ts';
+import { type RunResult, simulate } from './run.ts';
+import type { Scenario } from './scenario.ts';
+import { servedRequests } from './service-time.ts';
+import type { ServedRequest } from './serving-pool.ts';
+import { type Controller, replicaConcurrency } from './world.ts';
+
+/** The requests of every model's trace, and the window they span (from the first to the last arrival). */
+export interface Load {
+  requests: Map<string, ServedRequest[]>;
+  from: number;
+  until: number;
+}
+
+/** How long the clock runs on after the last arrival, so that what waits then is served and counted. */
+const TAIL_MS = 60_000;
+
+export function loadTraces(scenario: Scenario, dir?: string): Load {
+  const requests = new Map(
+    scenario.models.map((m) => [
+      m.name,
+      servedRequests(scenario, m, readAzureTrace(dataFile(scenario.traces[m.name], dir))),
+    ]),
+  );
+  const all = [...requests.values()].flat();
+  const from = Math.floor(Math.min(...all.map((r) => r.at)) / 1000) * 1000;
+  return { requests, from, until: Math.max(...all.map((r) => r.at)) + TAIL_MS };
+}
+
+/** Replicas of the model's first profile that `inFlight` requests need. */
+const replicasFor = (scenario: Scenario, name: string, inFlight: number) => {
+  const model = scenario.models.find((m) => m.name === name)!;
+  const c = replicaConcurrency(scenario, model, model.profiles[0].name);
+  return Math.min(model.max_replicas, Math.max(model.min_replicas, Math.ceil(inFlight / c)));
+};
+
+/** llmgw and its peers, each with its cited defaults and the same per-replica capacity. */
+export function policies(scenario: Scenario, load: Load): Controller[] {
+  const peak = (name: string) => replicasFor(scenario, name, peakConcurrency(load.requests.get(name)!));
+  return [
+    llmgwController(),
+    peerController('ray-serve', rayServe()),
+    // Ray with target_ongoing_requests set to the measured concurrency: the one default a platform changes.
+    peerController('ray-serve-c', (model) =>
+      rayServe({
+        ...RAY_SERVE_DEFAULTS,
+        targetOngoingRequests: replicaConcurrency(scenario, model, model.profiles[0].name),
+      })(),
+    ),
+    peerController('hpa-keda', hpaKeda()),
+    peerController('llm-d-wva', llmdWva()),
+    peerController('static-peak', (model) => staticPeak(peak(model.name))),
+  ];
+}
+
+/**
+ * Every policy replays the same load on the same cluster. Each starts with the replicas the first
+ * minute needs (the static allocation with its own), as a cluster that was serving before the trace.
+ */
+export function runPolicies(
+  scenario: Scenario,
+  load: Load,
+  onProgress: (policy: string, done: number, of: number) => void = () => {},
+): { runs: RunResult[]; figures: PolicyFigures[] } {
+  const ticks = Math.ceil((load.until - load.from) / 1000);
+  const firstMinute = Object.fromEntries(
+    scenario.models.map((m) => [
+      m.name,
+      replicasFor(
+        scenario,
+        m.name,
+        peakConcurrency(load.requests.get(m.name)!, load.from, load.from + 60_000),
+      ),
+    ]),
+  );
+  const runs = policies(scenario, load).map((controller) => {
+    const initial =
+      controller.name === 'static-peak'
+        ? Object.fromEntries(
+            scenario.models.map((m) => [
+              m.name,
+              replicasFor(scenario, m.name, peakConcurrency(load.requests.get(m.name)!)),
+            ]),
+          )
+        : firstMinute;
+    return simulate(scenario, load.requests, controller, {
+      from: load.from,
+      until: load.until,
+      initial,
+      onProgress: (done) => onProgress(controller.name, done, ticks),
+    });
+  });
+  return { runs, figures: runs.flatMap(figuresOf) };
+}

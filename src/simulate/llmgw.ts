@@ -1,0 +1,134 @@
+import type { Decision } from '../domain/decision.ts';
+import { EMPTY_MEMORY, type ModelMemory, type Snapshot } from '../domain/snapshot.ts';
+import { REFRESH_EVERY_MS } from '../gateway/load-reporter.ts';
+import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
+import { loadOf } from '../policy/load.ts';
+import { type LoadZone, loadZone } from '../policy/load-zone.ts';
+import { modelFigures } from '../policy/model-figures.ts';
+import { startRefusal } from '../policy/reservation.ts';
+import { resyncAfter } from '../policy/resync.ts';
+import { buildView, type View } from '../policy/view.ts';
+import type { Controller, World } from './world.ts';
+import { snapshotOf } from './world.ts';
+
+/** The most passes a reconciler makes at one tick when each asks to look again (reclaims, full bursts). */
+const MAX_PASSES_PER_TICK = 8;
+
+interface Reconciler {
+  memory: ModelMemory;
+  /** The zone and capacity of the last load signal (reconcilers/load-signals.ts). */
+  signalled?: { zone: LoadZone; capacity: number };
+  resyncAt: number;
+  dirty: boolean;
+}
+
+/** A pass's decisions as they were applied: what a test compares with decideModel's answers. */
+export interface RecordedPass {
+  snapshot: Snapshot;
+  memory: ModelMemory;
+  decisions: Decision[];
+}
+
+/**
+ * llmgw's reconcilers on the simulated clock. The rules are the policy core's own (decideBurst,
+ * loadZone, startRefusal, resyncAfter); this file only does what the workflow and activities do with
+ * them: the gateway's load reports, the wake-ups (a load signal, a replica ready or stopped, a reclaim,
+ * the resync), reserving and starting, draining victims and removed replicas.
+ */
+export function llmgwController(options: { record?: RecordedPass[] } = {}): Controller {
+  const reconcilers = new Map<string, Reconciler>();
+  const load: Snapshot['load'] = {};
+  const reported = new Map<string, { total: number; at: number }>();
+
+  /** The gateway reports a change at once and, while a model has requests, refreshes every 20 s. */
+  function report(world: World, model: string) {
+    const pool = world.pools.get(model)!;
+    const total = pool.running + pool.waiting;
+    const last = reported.get(model);
+    if (last && last.total === total && (total === 0 || world.now - last.at < REFRESH_EVERY_MS)) return false;
+    load[model] = { in_flight: pool.running, waiting: pool.waiting, reported_at: world.now };
+    reported.set(model, { total, at: world.now });
+    return true;
+  }
+
+  /** Whether a load report wakes the reconciler: its zone changed, or its capacity while out of the steady zone. */
+  function signals(view: View, model: string, state: Reconciler): boolean {
+    const spec = view.models.get(model)!;
+    const figures = modelFigures(view, spec);
+    const zone = loadZone(loadOf(view, model).inFlight ?? 0, figures.serving.map(figures.concurrency));
+    const last = state.signalled;
+    if (last && last.zone === zone && (zone === 'within' || last.capacity === figures.capacity)) return false;
+    state.signalled = { zone, capacity: figures.capacity };
+    return true;
+  }
+
+  /** Starts the model's reserved replicas that their node admits (activities startReplica). */
+  function startAdmitted(world: World, model: string) {
+    for (const replica of world.cluster.of(model).filter((r) => r.state === 'pending')) {
+      const onNode = world.cluster.replicas.filter((r) => r.node === replica.node);
+      const draining = world.cluster.replicas.filter(
+        (r) => r.state === 'draining' && r.preempted_for === model,
+      ).length;
+      const node = world.cluster.nodes.find((n) => n.name === replica.node)!;
+      if (startRefusal(node, onNode, replica.id, draining) === null) world.cluster.start(replica, world.now);
+    }
+  }
+
+  /** One pass: plan on the state as it is, then reserve, start, drain; true when it looks again at once. */
+  function pass(world: World, model: string, state: Reconciler, wake: Set<string>): boolean {
+    startAdmitted(world, model);
+    const view = buildView(snapshotOf(world, { ...load }));
+    const burst = decideBurst(view, model, state.memory);
+    options.record?.push({ snapshot: view.snapshot, memory: state.memory, decisions: burst });
+    const [first] = burst;
+    state.memory = { ...state.memory, ...first.memory };
+    state.resyncAt = world.now + resyncAfter(view, first, world.scenario.resyncMs);
+    if (first.action === 'remove') world.cluster.drain(first.replica!, world.now);
+    if (first.action === 'none' || first.action === 'remove') return false;
+    const spec = view.models.get(model)!;
+    for (const victim of first.victims ?? []) {
+      world.cluster.drain(victim.replica, world.now, first.action === 'preempt' ? model : null);
+      wake.add(victim.model);
+    }
+    for (const decision of burst) {
+      const profile = spec.profiles.find((p) => p.name === decision.profile)!;
+      world.cluster.add(model, profile, decision.node!, world.now, false);
+    }
+    startAdmitted(world, model);
+    return looksAgainAfter(burst);
+  }
+
+  return {
+    name: 'llmgw',
+    step(world) {
+      const wake = new Set<string>();
+      const reportedNow = new Set(
+        world.scenario.models.filter((m) => report(world, m.name)).map((m) => m.name),
+      );
+      const view = buildView(snapshotOf(world, { ...load }));
+      for (const model of world.scenario.models) {
+        const state =
+          reconcilers.get(model.name) ??
+          reconcilers
+            .set(model.name, { memory: EMPTY_MEMORY, resyncAt: world.now, dirty: true })
+            .get(model.name)!;
+        if (reportedNow.has(model.name) && signals(view, model.name, state)) state.dirty = true;
+        const waitsForRoom =
+          world.changed.size > 0 && world.cluster.of(model.name).some((r) => r.state === 'pending');
+        if (world.changed.has(model.name) || waitsForRoom || world.now >= state.resyncAt) state.dirty = true;
+      }
+      // Passes run in the models' order; one that reclaims wakes its victims' models in the same tick.
+      for (let round = 0; round < MAX_PASSES_PER_TICK; round++) {
+        let any = false;
+        for (const model of world.scenario.models) {
+          const state = reconcilers.get(model.name)!;
+          if (!state.dirty && !wake.has(model.name)) continue;
+          wake.delete(model.name);
+          any = true;
+          state.dirty = pass(world, model.name, state, wake);
+        }
+        if (!any) break;
+      }
+    },
+  };
+}
