@@ -23,6 +23,7 @@ commands:
            and TEMPORAL_ADDRESS)
   migrate  apply the store's migrations and exit
   ctl      the operator's command line, a client of the HTTP API (llmgw ctl --help)
+  simulate llmgw's policy against its peers on real traces, on a simulated clock (llmgw simulate --help)
 
 Configuration is read from the environment; see README.md.`;
 
@@ -94,6 +95,8 @@ async function main(command: string | undefined) {
     }
     case 'ctl':
       return (await import('./ctl/index.ts')).ctlMain(process.argv.slice(3));
+    case 'simulate':
+      return (await import('./simulate.ts')).runSimulate(process.argv.slice(3));
     case 'migrate': {
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const applied = await migrate(sql);

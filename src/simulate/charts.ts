@@ -1,0 +1,85 @@
+import * as vega from 'vega';
+import * as vl from 'vega-lite';
+import type { PolicyFigures } from './figures.ts';
+import type { RunResult } from './run.ts';
+
+/** One point per this many seconds: an hour draws in 360 steps per line. */
+const BUCKET_S = 10;
+
+/** A vega-lite spec drawn to SVG in Node (vega's headless view), no browser. */
+export async function toSvg(spec: vl.TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
+  return view.toSVG();
+}
+
+/**
+ * Requests in flight against the ready replicas' slots, one panel per policy, for one model. Each
+ * bucket shows the most in flight and the fewest slots in it, so a short shortfall still shows.
+ */
+export function loadCapacitySpec(runs: readonly RunResult[], model: string): vl.TopLevelSpec {
+  const values = runs.flatMap((run) => {
+    const { load, capacity } = run.series.get(model)!;
+    const perBucket = Math.round((BUCKET_S * 1000) / run.tickMs);
+    const rows = [];
+    for (let i = 0; i < load.length; i += perBucket) {
+      const minute = (i * run.tickMs) / 60_000;
+      const inFlight = Math.max(...load.subarray(i, i + perBucket));
+      const slots = Math.min(...capacity.subarray(i, i + perBucket));
+      rows.push({ policy: run.policy, minute, series: 'in flight', value: inFlight });
+      rows.push({ policy: run.policy, minute, series: 'ready slots', value: slots });
+    }
+    return rows;
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: `${model}: requests in flight and the slots of ready replicas (${BUCKET_S} s buckets)`,
+    data: { values },
+    mark: { type: 'line', strokeWidth: 1, interpolate: 'step-after' },
+    encoding: {
+      x: { field: 'minute', type: 'quantitative', title: 'minutes into the trace' },
+      y: { field: 'value', type: 'quantitative', title: 'requests' },
+      color: { field: 'series', type: 'nominal', title: null },
+      row: { field: 'policy', type: 'nominal', title: null, sort: runs.map((r) => r.policy) },
+    },
+    width: 640,
+    height: 90,
+    resolve: { scale: { y: 'independent' } },
+  };
+}
+
+/** GPU-hours against the share of time capacity covered load: one point per policy and model. */
+export function costCoverageSpec(figures: readonly PolicyFigures[]): vl.TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'GPU-hours against SLO attainment (share of time capacity covers load)',
+    data: {
+      values: figures.map((f) => ({ ...f, coveredPercent: Math.round(f.covered * 10_000) / 100 })),
+    },
+    layer: [
+      {
+        mark: { type: 'point', filled: true, size: 90 },
+        encoding: {
+          x: { field: 'gpuHours', type: 'quantitative', title: 'GPU-hours' },
+          y: {
+            field: 'coveredPercent',
+            type: 'quantitative',
+            title: 'time covered (%)',
+            scale: { zero: false },
+          },
+          color: { field: 'policy', type: 'nominal' },
+          shape: { field: 'model', type: 'nominal' },
+        },
+      },
+      {
+        mark: { type: 'text', dx: 8, align: 'left', fontSize: 9 },
+        encoding: {
+          x: { field: 'gpuHours', type: 'quantitative' },
+          y: { field: 'coveredPercent', type: 'quantitative' },
+          text: { field: 'policy' },
+        },
+      },
+    ],
+    width: 520,
+    height: 340,
+  };
+}
