@@ -98,13 +98,13 @@ function ReplicaTable({ replicas }: { replicas: ReplicaRow[] }) {
       <tbody>
         {replicas.map((r) => (
           <tr data-replica={r.id}>
-            <td>{r.id}</td>
-            <td>{r.state}</td>
-            <td>{r.node}</td>
-            <td>{r.profile}</td>
-            <td>{formatResources(r.resources)}</td>
-            <td>{r.protected ? 'protected' : 'borrowed'}</td>
-            <td>{r.endpoint ?? 'none yet'}</td>
+            <td data-label="Replica">{r.id}</td>
+            <td data-label="State">{r.state}</td>
+            <td data-label="Node">{r.node}</td>
+            <td data-label="Profile">{r.profile}</td>
+            <td data-label="Resources">{formatResources(r.resources)}</td>
+            <td data-label="Guarantee">{r.protected ? 'protected' : 'borrowed'}</td>
+            <td data-label="Endpoint">{r.endpoint ?? 'none yet'}</td>
           </tr>
         ))}
       </tbody>

@@ -52,26 +52,28 @@ function ModelRow(props: {
   const pending = pendingReason(model);
   return (
     <tr data-model={model.name}>
-      <td>
+      <td data-label="Model">
         <a href={`/ui/models/${encodeURIComponent(model.name)}`}>{model.name}</a>
         <br />
         <a class="small" href={`${ctx.temporalWorkflows}/reconcile:${encodeURIComponent(model.name)}`}>
           reconciler in Temporal
         </a>
       </td>
-      <td>{model.owner_name ?? 'none'}</td>
-      <td class="replicas">{replicaCounts(model.replicas)}</td>
-      <td>
+      <td data-label="Owner">{model.owner_name ?? 'none'}</td>
+      <td class="replicas" data-label="Replicas">
+        {replicaCounts(model.replicas)}
+      </td>
+      <td data-label="Load">
         <LoadMeter summary={model} />
       </td>
-      <td>
+      <td data-label="Last hour">
         <Sparkline
           points={props.points}
           hourMs={HOUR_MS}
           now={{ at: ctx.now, in_flight: model.in_flight, capacity_at_slo: model.capacity_at_slo }}
         />
       </td>
-      <td class="decision">
+      <td class="decision" data-label="Last decision">
         {model.last_decision ? model.last_decision.reason : 'no decision yet'}
         {pending ? <p class="pending">waiting: {pending}</p> : null}
       </td>

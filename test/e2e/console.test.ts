@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { seedDemo } from '../../src/cli/demo.ts';
+import { formatAmount } from '../../src/policy/resources.ts';
+import { recordNote } from '../../src/store/decisions.ts';
+import { cpuNode, FAST, gpuNode, ok } from '../support/cluster.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
+import { launchChromium, signedInPage } from './console-browser.ts';
+
+const SHOTS = join(import.meta.dirname, '..', '..', 'docs', 'console');
+const DIMS = ['gpus', 'cores', 'memory_gib'] as const;
+
+/** The demo's cluster (src/cli/demo.ts): two H100 nodes of 8 GPUs, two L4 nodes of 4, two CPU nodes. */
+const DEMO_NODES = [
+  gpuNode('h100-1', 8),
+  gpuNode('h100-2', 8),
+  gpuNode('l4-1', 4, 'L4'),
+  gpuNode('l4-2', 4, 'L4'),
+  cpuNode('cpu-1', 64),
+  cpuNode('cpu-2', 64),
+];
+
+/** The text of the element matching `selector`, spaces made single. */
+const textOf = async (page: Page, selector: string) =>
+  ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
+
+describe('the web console, in headless Chromium, on the demo data', () => {
+  let stack: Stack;
+  let browser: Browser;
+  let admin: Page;
+  let viewerToken: string;
+
+  before(async () => {
+    browser = await launchChromium();
+    stack = await startStack({ worker: true, nodes: DEMO_NODES, env: FAST });
+    await seedDemo((method, path, body) => ok(stack, method, path, body));
+    // Projects guaranteed more than their team (an admin may, warned), for the Tree's flag.
+    for (const [name, gpus] of [
+      ['training', 6],
+      ['eval', 4],
+    ] as const) {
+      await ok(stack, 'POST', '/api/v1/projects', { team: 'Acme/ml', name });
+      await ok(stack, 'PUT', '/api/v1/quotas', { scope: `project:Acme/ml/${name}`, guarantee: { gpus } });
+    }
+    // The demo's first phase: code borrows up to web's limit of 12 GPUs (6 replicas).
+    for (const [model, inFlight] of Object.entries({ code: 80, chat: 30, embed: 40 })) {
+      await ok(stack, 'POST', `/api/v1/models/${model}/load`, { in_flight: inFlight, source: 'test' });
+    }
+    await eventually('every demo model serving', async () => {
+      const models = await ok<{ name: string; replicas: Record<string, number> }[]>(
+        stack,
+        'GET',
+        '/api/v1/models',
+      );
+      const ready = Object.fromEntries(models.map((m) => [m.name, m.replicas.ready]));
+      return ready.code === 6 && ready.chat >= 1 && ready.embed >= 1;
+    });
+    viewerToken = await stack.token({ name: 'ml-viewer', role: 'viewer', scope: 'team:Acme/ml' });
+    admin = await signedInPage(browser, stack.url, stack.adminToken);
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it('signs in into an HttpOnly, SameSite=Strict cookie, and refuses a bad token with one sentence', async () => {
+    const [cookie] = await admin.context().cookies();
+    assert.equal(cookie?.name, 'llmgw_session');
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.equal(cookie.secure, false, 'Secure only over TLS');
+
+    const form = new URLSearchParams({ token: 'not-a-token' });
+    const refused = await fetch(`${stack.url}/ui/sign-in`, {
+      method: 'POST',
+      body: form,
+      headers: { origin: stack.url },
+      redirect: 'manual',
+    });
+    assert.equal(refused.status, 401);
+    assert.match(await refused.text(), /this token is unknown, was revoked or expired/);
+    // A form posted from another site is refused (CSRF).
+    const forged = await fetch(`${stack.url}/ui/sign-in`, {
+      method: 'POST',
+      body: form,
+      headers: { origin: 'https://elsewhere.example' },
+      redirect: 'manual',
+    });
+    assert.equal(forged.status, 403);
+    const unsigned = await fetch(`${stack.url}/ui/models`, { redirect: 'manual' });
+    assert.equal(unsigned.status, 303);
+    assert.equal(unsigned.headers.get('location'), '/ui/sign-in');
+  });
+
+  it('Tree: each scope with the holds, borrowed, guarantee and limit the API gives', async () => {
+    const tree = await ok<any[]>(stack, 'GET', '/api/v1/tree');
+    await admin.goto(`${stack.url}/ui/tree`);
+    const flat = (nodes: any[]): any[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
+    for (const node of flat(tree)) {
+      const item = `li.scope:has(> .scope-head [data-scope="${node.scope}"])`;
+      const text = await textOf(admin, `${item} > .scope-head`);
+      assert.match(text, new RegExp(node.name));
+      for (const bound of ['guarantee', 'limit'] as const) {
+        for (const d of DIMS) {
+          const value = node.quota?.[bound]?.[d];
+          if (value === undefined) continue;
+          const bar = await textOf(admin, `${item} > .bar-row[data-dimension=${d}] .figures`);
+          assert.match(bar, new RegExp(`${bound} ${formatAmount(d, value)}`));
+          assert.match(bar, new RegExp(`holds ${formatAmount(d, node.holds[d])}`));
+        }
+      }
+    }
+    assert.match(await textOf(admin, 'li.scope.at-limit .scope-head'), /web .*at its limit of 12 GPUs/);
+    assert.match(
+      await textOf(admin, 'li.scope.overcommitted .scope-head'),
+      /ml .*guarantees overcommitted: children guaranteed 10 GPUs of 8 GPUs/,
+    );
+    await admin.screenshot({ path: join(SHOTS, 'tree.png'), fullPage: true });
+  });
+
+  it('Models: replicas by state, load against capacity and the last decision, as GET /api/v1/models', async () => {
+    await eventually('the Models page agreeing with the API', async () => {
+      const models = await ok<any[]>(stack, 'GET', '/api/v1/models');
+      await admin.goto(`${stack.url}/ui/models`);
+      for (const model of models) {
+        const row = await textOf(admin, `tr[data-model="${model.name}"]`);
+        const counts = Object.entries(model.replicas as Record<string, number>)
+          .filter(([, n]) => n > 0)
+          .map(([state, n]) => `${n} ${state}`)
+          .join(', ');
+        assert.ok(row.includes(counts), `${model.name}: "${counts}" in "${row}"`);
+        assert.ok(row.includes(`${model.in_flight} in flight of ${model.capacity_at_slo} at SLO`), row);
+        assert.ok(row.includes(model.last_decision.reason), row);
+      }
+      assert.equal(await admin.locator('tr[data-model] svg.sparkline').count(), models.length);
+      return true;
+    });
+    await admin.screenshot({ path: join(SHOTS, 'models.png'), fullPage: true });
+    // On a phone the page is one column and its table scrolls sideways.
+    const phone = await browser.newPage({
+      viewport: { width: 390, height: 844 },
+      storageState: await admin.context().storageState(),
+    });
+    await phone.goto(`${stack.url}/ui/models`);
+    assert.equal(
+      await phone.evaluate(() => document.body.scrollWidth <= window.innerWidth),
+      true,
+      'no sideways page',
+    );
+    await phone.screenshot({ path: join(SHOTS, 'models-phone.png'), fullPage: true });
+    await phone.close();
+  });
+
+  it('One model: its timeline, replicas, profiles in order, and a target preview as the API plans it', async () => {
+    await eventually('the chat page agreeing with the API', async () => {
+      const [decisions, replicas] = await Promise.all([
+        ok<any[]>(stack, 'GET', '/api/v1/models/chat/decisions?limit=50'),
+        ok<any[]>(stack, 'GET', '/api/v1/replicas?model=chat'),
+      ]);
+      await admin.goto(`${stack.url}/ui/models/chat`);
+      const timeline = await admin.locator('.timeline li').allTextContents();
+      assert.equal(timeline.length, decisions.length);
+      assert.ok(timeline[0]!.includes(decisions[0].reason));
+      const active = replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed');
+      assert.equal(await admin.locator('tr[data-replica]').count(), active.length);
+      for (const r of active) {
+        const row = await textOf(admin, `tr[data-replica="${r.id}"]`);
+        assert.ok(row.includes(r.node) && row.includes(r.profile), row);
+        assert.ok(row.includes(r.protected ? 'protected' : 'borrowed'), row);
+      }
+      return true;
+    });
+    // Measured tokens/s per GPU puts the H100 profile first (it has the higher priority too).
+    assert.deepEqual(
+      await admin.locator('.profiles li').evaluateAll((l) => l.map((e) => e.dataset.profile)),
+      ['vllm-h100', 'vllm-l4'],
+    );
+    const plan = await ok<any>(stack, 'POST', '/api/v1/models/chat/target', { tokens_per_sec: 5000 });
+    await admin.fill('#tokens_per_sec', '5000');
+    await Promise.all([admin.waitForURL(/tokens_per_sec=5000/), admin.click('.target button')]);
+    const shown = await textOf(admin, '.plan');
+    for (const step of plan.plan) assert.ok(shown.includes(`${step.replicas} of ${step.profile}`), shown);
+    assert.ok(shown.includes(`Reaches ${plan.reaches_tokens_per_sec} tokens/s`), shown);
+    await admin.screenshot({ path: join(SHOTS, 'model.png'), fullPage: true });
+    const bad = await fetch(`${stack.url}/ui/models/chat?tokens_per_sec=fast`, {
+      headers: { cookie: await sessionCookie(admin) },
+    });
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /&quot;fast&quot; is not a throughput: give tokens per second above 0/);
+  });
+
+  it('Nodes: capacity, allocated and reserved per dimension and the replicas on each, as GET /api/v1/nodes', async () => {
+    await eventually('the Nodes page agreeing with the API', async () => {
+      const [nodes, replicas] = await Promise.all([
+        ok<any[]>(stack, 'GET', '/api/v1/nodes'),
+        ok<any[]>(stack, 'GET', '/api/v1/replicas'),
+      ]);
+      await admin.goto(`${stack.url}/ui/nodes`);
+      for (const node of nodes) {
+        for (const d of DIMS) {
+          if (node.capacity[d] === undefined) continue;
+          const bar = await textOf(
+            admin,
+            `[data-node="${node.name}"] .bar-row[data-dimension=${d}] .figures`,
+          );
+          assert.equal(
+            bar,
+            `${formatAmount(d, node.allocated[d])} allocated, ${formatAmount(d, node.reserved[d])} reserved, of ${formatAmount(d, node.capacity[d])}`,
+          );
+        }
+        const here = replicas.filter((r) => r.node === node.name && !['stopped', 'failed'].includes(r.state));
+        assert.equal(await admin.locator(`[data-node="${node.name}"] .on-node li`).count(), here.length);
+      }
+      return true;
+    });
+    await admin.screenshot({ path: join(SHOTS, 'nodes.png'), fullPage: true });
+  });
+
+  it('Quota preview: what POST /api/v1/quotas/preview says, saving nothing; bad input is a 400 sentence', async () => {
+    const body = { scope: 'team:Acme/ml', guarantee: { gpus: 2 }, limit: { gpus: 16 } };
+    const expected = await ok<any>(stack, 'POST', '/api/v1/quotas/preview', body);
+    const before = await ok<any>(stack, 'GET', '/api/v1/quotas/team:Acme%2Fml');
+    await admin.goto(`${stack.url}/ui/quota-preview`);
+    await admin.fill('#scope', 'team:Acme/ml');
+    await admin.fill('input[name=guarantee_gpus]', '2');
+    await admin.fill('input[name=limit_gpus]', '16');
+    await Promise.all([admin.waitForURL(/scope=/), admin.click('.quota-form button')]);
+    for (const part of ['became_borrowed', 'became_protected'] as const) {
+      const items = await admin.locator(`[data-part=${part}] li`).allTextContents();
+      assert.deepEqual(items, expected[part].length > 0 ? expected[part] : ['none']);
+    }
+    const reclaimable = await admin.locator('[data-part=reclaimable] li').allTextContents();
+    for (const [i, r] of expected.reclaimable.entries())
+      assert.ok(reclaimable[i]!.startsWith(`${r.replica} of ${r.model}`));
+    const blocked = await admin.locator('[data-part=blocked_models] li').allTextContents();
+    assert.equal(blocked.length, Math.max(1, expected.blocked_models.length));
+    for (const [i, m] of expected.blocked_models.entries())
+      assert.ok(blocked[i]!.startsWith(`${m.model}: ${m.why}`));
+    await admin.screenshot({ path: join(SHOTS, 'quota-preview.png'), fullPage: true });
+    assert.ok(expected.became_borrowed.length > 0, 'the preview has something to show');
+    assert.deepEqual(await ok(stack, 'GET', '/api/v1/quotas/team:Acme%2Fml'), before, 'nothing saved');
+
+    const cookie = await sessionCookie(admin);
+    const bad = await fetch(`${stack.url}/ui/quota-preview?scope=team:Acme/web&limit_gpus=two`, {
+      headers: { cookie },
+    });
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /the limit of &quot;two&quot; GPUs is not a number/);
+    const missing = await fetch(`${stack.url}/ui/quota-preview?scope=team:nowhere&limit_gpus=1`, {
+      headers: { cookie },
+    });
+    assert.equal(missing.status, 400);
+    assert.match(await missing.text(), /there is no team/);
+  });
+
+  it('a viewer bound to team Acme / ml sees no other team anywhere', async () => {
+    const viewer = await signedInPage(browser, stack.url, viewerToken);
+    const web = await ok<any[]>(stack, 'GET', '/api/v1/teams').then((teams) =>
+      teams.find((t) => t.name === 'web'),
+    );
+    for (const path of ['/ui/tree', '/ui/models', '/ui/nodes', '/ui/models/chat']) {
+      await viewer.goto(`${stack.url}${path}`);
+      const html = await viewer.content();
+      const text = await textOf(viewer, 'main');
+      for (const other of ['web', web.id, 'code', 'embed']) {
+        assert.ok(!text.includes(other) && !html.includes(other), `${path} names "${other}"`);
+      }
+      assert.ok(text.includes(path === '/ui/tree' ? 'training' : 'chat'), `${path} shows team ml's own`);
+    }
+    await viewer.goto(`${stack.url}/ui/models/code`);
+    assert.match(await textOf(viewer, 'main'), /there is no model "code"/);
+    // Quota preview is for roles that change quotas: neither in the menu nor open.
+    assert.equal(await viewer.locator('nav a[href="/ui/quota-preview"]').count(), 0);
+    const refused = await viewer.goto(`${stack.url}/ui/quota-preview`);
+    assert.equal(refused?.status(), 403);
+    await viewer.context().close();
+  });
+
+  it('live updates: a new decision shows within 2 s, with no reload', async () => {
+    await admin.goto(`${stack.url}/ui/models`);
+    await admin.waitForSelector('main[data-stream=open]');
+    await admin.evaluate(() => {
+      (window as any).notReloaded = true;
+    });
+    const reason = `a decision the test recorded at ${Date.now()}`;
+    const recorded = Date.now();
+    await recordNote(stack.sql, 'chat', 'note', reason);
+    await admin.waitForFunction(
+      (text) => document.querySelector('main')?.textContent?.includes(text),
+      reason,
+      {
+        timeout: 2000,
+      },
+    );
+    const took = Date.now() - recorded;
+    assert.equal(await admin.evaluate(() => (window as any).notReloaded), true, 'the page was not reloaded');
+    console.log(`console: a new decision showed after ${took} ms`);
+    assert.ok(took < 2000);
+  });
+});
+
+async function sessionCookie(page: Page): Promise<string> {
+  const cookies = await page.context().cookies();
+  return cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+}
