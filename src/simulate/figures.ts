@@ -42,7 +42,7 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
       p50WaitMs: percentile(waits, 0.5),
       p99WaitMs: percentile(waits, 0.99),
       gpuHours: (run.cluster.gpuMs.get(model) ?? 0) / 3_600_000,
-      started: run.cluster.started.get(model) ?? 0,
+      started: run.cluster.starts.filter((s) => s.model === model).length,
       largestShortfall: shortfall,
       requests: waits.length,
     };

@@ -24,6 +24,7 @@ interface Reconciler {
 
 /** A pass's decisions as they were applied: what a test compares with decideModel's answers. */
 export interface RecordedPass {
+  model: string;
   snapshot: Snapshot;
   memory: ModelMemory;
   decisions: Decision[];
@@ -79,7 +80,7 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     startAdmitted(world, model);
     const view = buildView(snapshotOf(world, { ...load }));
     const burst = decideBurst(view, model, state.memory);
-    options.record?.push({ snapshot: view.snapshot, memory: state.memory, decisions: burst });
+    options.record?.push({ model, snapshot: view.snapshot, memory: state.memory, decisions: burst });
     const [first] = burst;
     state.memory = { ...state.memory, ...first.memory };
     state.resyncAt = world.now + resyncAfter(view, first, world.scenario.resyncMs);

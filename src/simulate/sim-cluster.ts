@@ -11,8 +11,8 @@ export class SimCluster {
   replicas: Replica[] = [];
   /** GPU-milliseconds held per model, by active replicas. */
   readonly gpuMs = new Map<string, number>();
-  /** Replicas started per model (churn). */
-  readonly started = new Map<string, number>();
+  /** Every replica start (churn), in order. */
+  starts: { model: string; at: number }[] = [];
   private readonly since = new Map<string, number>();
   private serial = 0;
 
@@ -40,7 +40,7 @@ export class SimCluster {
   start(replica: Replica, now: number): void {
     replica.state = 'starting';
     this.since.set(replica.id, now);
-    this.started.set(replica.model, (this.started.get(replica.model) ?? 0) + 1);
+    this.starts.push({ model: replica.model, at: now });
   }
 
   /** Drains a replica; one still pending never ran, so it stops at once. */
