@@ -1,8 +1,8 @@
-import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { permits, visibility } from '../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
+import { newRouter } from '../../openapi.ts';
 import { type Change, type ChangeFeed, changeFeed } from './feed.ts';
 
 /** A comment line this often keeps proxies and browsers from closing a quiet stream. */
@@ -15,7 +15,8 @@ const KEEP_ALIVE_MS = 15_000;
  */
 export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console) {
   const feed = changeFeed(deps.sql, deps.policy, deps.now ?? Date.now, log);
-  const app = new Hono();
+  const app = newRouter();
+  // A plain route, not app.openapi(): see above.
   app.get('/events', permits('read'), async (c) => {
     const [shown, shownDecision] = await Promise.all([visibility(c), decisionsShown(c)]);
     return streamSSE(c, async (stream) => {

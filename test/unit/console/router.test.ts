@@ -1,0 +1,85 @@
+// The console's router and the events route, answered in-process before the store is reached.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Hono } from 'hono';
+import { eventsRouter } from '../../../src/api/routes/events/index.ts';
+import { startSession } from '../../../src/console/session.ts';
+import { routerAs, send, wholeApp } from '../api/in-process.ts';
+
+describe('the console at /ui, before anyone signs in', () => {
+  const app = wholeApp();
+
+  it('sends a request without a session to the sign-in page', async () => {
+    for (const path of [
+      '/ui/tree',
+      '/ui/models',
+      '/ui/models/chat',
+      '/ui/nodes',
+      '/ui/quota-preview',
+      '/ui/events',
+    ]) {
+      const answer = await app.request(path);
+      assert.equal(answer.status, 303, path);
+      assert.equal(answer.headers.get('location'), '/ui/sign-in');
+    }
+  });
+
+  it('refuses a sign-in form posted from another site (CSRF), and one with no token in one sentence', async () => {
+    const form = new URLSearchParams({ token: 'x' });
+    const forged = await app.request('http://localhost/ui/sign-in', {
+      method: 'POST',
+      body: form,
+      headers: { origin: 'https://elsewhere.example', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(forged.status, 403);
+    const empty = await app.request('http://localhost/ui/sign-in', {
+      method: 'POST',
+      body: new URLSearchParams({ token: ' ' }),
+      headers: { origin: 'http://localhost', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(empty.status, 400);
+    assert.match(await empty.text(), /give a token/);
+  });
+
+  it('serves its stylesheet and script itself, and the sign-in page loads nothing from elsewhere', async () => {
+    for (const [file, type] of [
+      ['console.css', 'text/css'],
+      ['live.js', 'text/javascript'],
+    ]) {
+      const answer = await app.request(`/ui/assets/${file}`);
+      assert.equal(answer.status, 200);
+      assert.match(answer.headers.get('content-type') ?? '', new RegExp(type));
+    }
+    const page = await (await app.request('/ui/sign-in')).text();
+    assert.doesNotMatch(page, /(src|href)="(https?:)?\/\//);
+    assert.match(page, /<form class="sign-in" method="post" action="\/ui\/sign-in">/);
+  });
+});
+
+describe('the session cookie', () => {
+  const app = new Hono().post('/ui/sign-in', (c) => {
+    startSession(c, 'secret');
+    return c.text('ok');
+  });
+  const cookie = async (url: string) =>
+    (await app.request(url, { method: 'POST' })).headers.get('set-cookie') ?? '';
+
+  it('is HttpOnly, SameSite=Strict and sent only to /ui; Secure over TLS only', async () => {
+    const plain = await cookie('http://console.example/ui/sign-in');
+    assert.match(plain, /HttpOnly/);
+    assert.match(plain, /SameSite=Strict/);
+    assert.match(plain, /Path=\/ui/);
+    assert.doesNotMatch(plain, /Secure/);
+    assert.match(await cookie('https://console.example/ui/sign-in'), /Secure/);
+  });
+});
+
+describe('GET /api/v1/events', () => {
+  it('needs a role that reads: a reporter is refused (403) before anything is streamed', async () => {
+    const reporter = { name: 'r', role: 'reporter' as const, scope: null, models: null };
+    const app = routerAs(eventsRouter, reporter);
+    const answer = await send(app, 'GET', '/api/v1/events');
+    assert.equal(answer.status, 403);
+    assert.match(answer.body.error, /a reporter may not read/);
+  });
+});
