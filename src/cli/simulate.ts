@@ -3,25 +3,29 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { costCoverageSpec, loadCapacitySpec, toSvg } from '../simulate/charts.ts';
 import { loadTraces, runPolicies } from '../simulate/experiment.ts';
-import { figuresTable, goalLines, resultLine } from '../simulate/report.ts';
+import type { PolicyFigures } from '../simulate/figures.ts';
+import { figuresTable, goalLines, resultLine, resultPairs } from '../simulate/report.ts';
+import type { RunResult } from '../simulate/run.ts';
 import { readScenario } from '../simulate/scenario.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
-export const DEFAULT_SCENARIO = join(REPO_ROOT, 'bench', 'simulate', 'scenarios', 'azure.yaml');
+const SCENARIOS = join(REPO_ROOT, 'bench', 'simulate', 'scenarios');
+/** The hour of the Azure trace on room for both models, then on too little room under two teams. */
+export const DEFAULT_SCENARIOS = [join(SCENARIOS, 'azure.yaml'), join(SCENARIOS, 'contention.yaml')];
 
-export const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE] [--data DIR] [--charts DIR]
+export const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR]
 
-Replays a scenario's traces through llmgw's policy and its peers on a simulated clock, and prints
-their figures. --scenario: a scenario YAML (default bench/simulate/scenarios/azure.yaml); --data:
-the folder of the traces (default LLMGW_SIM_DATA, else ../shared/data beside the repository);
---charts: write SVG charts there.`;
+Replays each scenario's traces through llmgw's policy and its peers on a simulated clock, and prints
+their figures. --scenario: a scenario YAML, may be repeated (default: azure.yaml and contention.yaml
+of bench/simulate/scenarios); --data: the folder of the traces (default LLMGW_SIM_DATA, else
+../shared/data beside the repository); --charts: write SVG charts there.`;
 
 /** `llmgw simulate` (and `npm run bench -- simulate`): prints the table, the goal and a RESULT line. */
 export async function runSimulate(args: string[], resultName = 'simulate'): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
-      scenario: { type: 'string', default: DEFAULT_SCENARIO },
+      scenario: { type: 'string', multiple: true },
       data: { type: 'string' },
       charts: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -32,26 +36,33 @@ export async function runSimulate(args: string[], resultName = 'simulate'): Prom
     return;
   }
   const started = performance.now();
-  const scenario = readScenario(values.scenario);
-  const load = loadTraces(scenario, values.data);
-  const { runs, figures } = runPolicies(scenario, load, (policy, done, of) =>
-    process.stderr.write(`${scenario.name}: ${policy} ${Math.round((100 * done) / of)}% of the clock\n`),
-  );
-  const wall = (performance.now() - started) / 1000;
-  console.log(`\n${scenario.name}: ${Math.round((load.until - load.from) / 60_000)} minutes simulated`);
-  console.log(figuresTable(figures));
-  console.log('');
-  for (const line of goalLines(figures)) console.log(line);
-  if (values.charts) {
-    mkdirSync(values.charts, { recursive: true });
-    for (const model of scenario.models) {
-      const file = join(values.charts, `${scenario.name}-${model.name}-load.svg`);
-      writeFileSync(file, await toSvg(loadCapacitySpec(runs, model.name)));
-      console.log(`wrote ${file}`);
-    }
-    const file = join(values.charts, `${scenario.name}-cost-coverage.svg`);
-    writeFileSync(file, await toSvg(costCoverageSpec(figures)));
+  const results: Record<string, string> = {};
+  for (const path of values.scenario ?? DEFAULT_SCENARIOS) {
+    const scenario = readScenario(path);
+    const load = loadTraces(scenario, values.data);
+    const { runs, figures } = runPolicies(scenario, load, (policy, done, of) =>
+      process.stderr.write(`${scenario.name}: ${policy} ${Math.round((100 * done) / of)}% of the clock\n`),
+    );
+    console.log(`\n${scenario.name}: ${Math.round((load.until - load.from) / 60_000)} minutes simulated`);
+    console.log(figuresTable(figures));
+    console.log('');
+    for (const line of goalLines(figures)) console.log(line);
+    if (values.charts) await writeCharts(values.charts, scenario.name, runs, figures);
+    Object.assign(results, resultPairs(scenario.name, figures));
+  }
+  const wall = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(resultLine(resultName, { wall_s: wall, ...results }));
+}
+
+async function writeCharts(dir: string, name: string, runs: RunResult[], figures: PolicyFigures[]) {
+  mkdirSync(dir, { recursive: true });
+  const models = [...new Set(figures.map((f) => f.model))];
+  for (const model of models) {
+    const file = join(dir, `${name}-${model}-load.svg`);
+    writeFileSync(file, await toSvg(loadCapacitySpec(runs, model)));
     console.log(`wrote ${file}`);
   }
-  console.log(resultLine(resultName, figures, { scenario: scenario.name, wall_s: wall.toFixed(1) }));
+  const file = join(dir, `${name}-cost-coverage.svg`);
+  writeFileSync(file, await toSvg(costCoverageSpec(figures)));
+  console.log(`wrote ${file}`);
 }

@@ -47,39 +47,31 @@ export function loadCapacitySpec(runs: readonly RunResult[], model: string): vl.
   };
 }
 
-/** GPU-hours against the share of time capacity covered load: one point per policy and model. */
+/** GPU-hours against the share of time capacity covered load: one panel per model, a point per policy. */
 export function costCoverageSpec(figures: readonly PolicyFigures[]): vl.TopLevelSpec {
+  const x = { field: 'gpuHours', type: 'quantitative', title: 'GPU-hours' } as const;
+  const y = { field: 'coveredPercent', type: 'quantitative', title: 'time covered (%)' } as const;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: 'GPU-hours against SLO attainment (share of time capacity covers load)',
     data: {
       values: figures.map((f) => ({ ...f, coveredPercent: Math.round(f.covered * 10_000) / 100 })),
     },
-    layer: [
-      {
-        mark: { type: 'point', filled: true, size: 90 },
-        encoding: {
-          x: { field: 'gpuHours', type: 'quantitative', title: 'GPU-hours' },
-          y: {
-            field: 'coveredPercent',
-            type: 'quantitative',
-            title: 'time covered (%)',
-            scale: { zero: false },
-          },
-          color: { field: 'policy', type: 'nominal' },
-          shape: { field: 'model', type: 'nominal' },
+    facet: { column: { field: 'model', type: 'nominal', title: null } },
+    spec: {
+      width: 360,
+      height: 300,
+      layer: [
+        {
+          mark: { type: 'point', filled: true, size: 90 },
+          encoding: { x, y: { ...y, scale: { zero: false } }, color: { field: 'policy', type: 'nominal' } },
         },
-      },
-      {
-        mark: { type: 'text', dx: 8, align: 'left', fontSize: 9 },
-        encoding: {
-          x: { field: 'gpuHours', type: 'quantitative' },
-          y: { field: 'coveredPercent', type: 'quantitative' },
-          text: { field: 'policy' },
+        {
+          mark: { type: 'text', dx: 8, align: 'left', fontSize: 9 },
+          encoding: { x, y, text: { field: 'policy' } },
         },
-      },
-    ],
-    width: 520,
-    height: 340,
+      ],
+    },
+    resolve: { scale: { x: 'independent', y: 'independent' } },
   };
 }

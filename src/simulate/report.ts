@@ -42,20 +42,23 @@ export function goalLines(figures: readonly PolicyFigures[]): string[] {
   });
 }
 
-/** `RESULT simulate key=value ...`: each policy's and model's figures, for tools. */
-export function resultLine(
-  name: string,
-  figures: readonly PolicyFigures[],
-  extra: Record<string, string>,
-): string {
-  const pairs = figures.flatMap((f) => {
-    const key = `${f.policy}.${f.model}`;
-    return [
-      `${key}.covered=${f.covered.toFixed(4)}`,
-      `${key}.p99_ms=${Math.round(f.p99WaitMs)}`,
-      `${key}.gpu_h=${f.gpuHours.toFixed(2)}`,
-      `${key}.started=${f.started}`,
-    ];
-  });
-  return `RESULT ${name} ${[...Object.entries(extra).map(([k, v]) => `${k}=${v}`), ...pairs].join(' ')}`;
+/** Each policy's and model's figures as RESULT pairs, keyed `scenario.policy.model.figure`. */
+export function resultPairs(scenario: string, figures: readonly PolicyFigures[]): Record<string, string> {
+  return Object.fromEntries(
+    figures.flatMap((f) => {
+      const key = `${scenario}.${f.policy}.${f.model}`;
+      return [
+        [`${key}.covered`, f.covered.toFixed(4)],
+        [`${key}.p99_ms`, String(Math.round(f.p99WaitMs))],
+        [`${key}.gpu_h`, f.gpuHours.toFixed(2)],
+        [`${key}.started`, String(f.started)],
+      ];
+    }),
+  );
 }
+
+/** `RESULT name key=value ...`: one line for tools. */
+export const resultLine = (name: string, pairs: Record<string, string>) =>
+  `RESULT ${name} ${Object.entries(pairs)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`;
