@@ -110,7 +110,9 @@ const PAGES = {
 const API_READS = { api_tree: '/api/v1/tree', api_models: '/api/v1/models' };
 const timings: Record<string, number[]> = {};
 for (const [page, path] of Object.entries({ ...PAGES, ...API_READS })) {
-  const headers = path.startsWith('/ui') ? { cookie } : { authorization: `Bearer ${stack.adminToken}` };
+  const headers: Record<string, string> = path.startsWith('/ui')
+    ? { cookie }
+    : { authorization: `Bearer ${stack.adminToken}` };
   const once = async () => {
     const started = performance.now();
     const answer = await fetch(`${stack.url}${path}`, { headers });

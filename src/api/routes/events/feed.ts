@@ -12,6 +12,9 @@ import {
 import type { Sql } from '../../../store/db.ts';
 import { loadZones } from './load-zones.ts';
 
+/** How many looks at the decisions and replicas go to one look at the load zones. */
+const ZONE_EVERY = 4;
+
 /** One change the stream sends, with the owner of its model so each stream filters by its caller's view. */
 export type Change =
   | { kind: 'decision'; owner: ScopeKey | null; change: DecisionChange }
@@ -42,15 +45,17 @@ export function changeFeed(
   const listeners = new Set<(changes: Change[]) => void>();
   let timer: NodeJS.Timeout | undefined;
   let cursor: { decision: number; replica: string; zones: Map<string, LoadZone> } | undefined;
+  let looks = 0;
 
   const poll = async () => {
     cursor ??= { decision: await newestDecisionId(sql), replica: await storeNow(sql), zones: new Map() };
     // Kept as a constant: a stream that stops meanwhile clears the shared cursor, not this look's.
     const at = cursor;
+    // Zones need the whole snapshot: weighed every ZONE_EVERY looks (a second), not on each.
     const [decisions, replicas, zones] = await Promise.all([
       decisionsAfter(sql, at.decision),
       replicaChangesAfter(sql, at.replica),
-      loadZones(sql, now(), settings),
+      looks++ % ZONE_EVERY === 0 ? loadZones(sql, now(), settings) : [],
     ]);
     const changes: Change[] = [];
     for (const change of decisions) changes.push({ kind: 'decision', owner: change.owner, change });
