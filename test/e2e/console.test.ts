@@ -278,6 +278,32 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     await viewer.context().close();
   });
 
+  it('GET /api/v1/events sends a viewer the changes of its team only', async () => {
+    const controller = new AbortController();
+    const answer = await fetch(`${stack.url}/api/v1/events`, {
+      headers: { authorization: `Bearer ${viewerToken}` },
+      signal: controller.signal,
+    });
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get('content-type') ?? '', /text\/event-stream/);
+    const reader = answer.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const readUntil = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+        text += value;
+      }
+    };
+    await readUntil(/event: ready/);
+    await recordNote(stack.sql, 'code', 'note', 'a note of code, in team web');
+    await recordNote(stack.sql, 'chat', 'note', 'a note of chat, in team ml');
+    await readUntil(/a note of chat/);
+    controller.abort();
+    assert.match(text, /event: decision\ndata: \{"model":"chat"/);
+    assert.doesNotMatch(text, /"model":"(code|embed)"/);
+  });
+
   it('live updates: a new decision shows within 2 s, with no reload', async () => {
     await admin.goto(`${stack.url}/ui/models`);
     await admin.waitForSelector('main[data-stream=open]');
