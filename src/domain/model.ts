@@ -1,7 +1,7 @@
 import type { Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 
-export type EngineKind = 'vllm' | 'llama.cpp' | 'sim' | 'command';
+export type EngineKind = 'vllm' | 'sglang' | 'llama.cpp' | 'sim' | 'command';
 
 export interface Profile {
   name: string;

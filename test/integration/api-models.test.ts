@@ -19,7 +19,11 @@ const spec = (extra: Record<string, unknown> = {}) => ({
       gpu_model: 'H100',
       default_concurrency: 8,
     },
-    { name: 'cpu', resources: { cores: 16 }, engine: { kind: 'llama.cpp', args: ['--ctx', '4096'] } },
+    {
+      name: 'cpu',
+      resources: { cores: 16 },
+      engine: { kind: 'llama.cpp', model: '/models/chat.gguf', args: ['--ctx', '4096'] },
+    },
   ],
   ...extra,
 });
@@ -141,7 +145,7 @@ describe('models API', () => {
         name: 'cpu',
         priority: 0,
         resources: { cores: 16 },
-        engine: { kind: 'llama.cpp', args: ['--ctx', '4096'] },
+        engine: { kind: 'llama.cpp', model: '/models/chat.gguf', args: ['--ctx', '4096'] },
       },
     ]);
     const listed = body.replicas_list.map((r: any) => [r.id, r.state]).sort();
@@ -520,9 +524,10 @@ describe('models API', () => {
     });
 
     it('answers 413 for a body above 256 KiB (and takes one just under)', async () => {
-      const pad = 'x'.repeat(255 * 1024);
+      // An engine's arguments are the one field that long: 255 of about 1 KiB each.
+      const pad = Array.from({ length: 255 }, () => 'x'.repeat(1020));
       const under = spec({
-        profiles: [{ name: 'a', resources: { gpus: 1 }, engine: { kind: 'command', pad } }],
+        profiles: [{ name: 'a', resources: { gpus: 1 }, engine: { kind: 'command', argv: pad } }],
       });
       assert.equal((await put(name('roomy'), under)).status, 201);
       const over = spec({
@@ -530,7 +535,7 @@ describe('models API', () => {
           {
             name: 'a',
             resources: { gpus: 1 },
-            engine: { kind: 'command', pad: `${pad}${'y'.repeat(2048)}` },
+            engine: { kind: 'command', argv: [...pad, 'y'.repeat(2048)] },
           },
         ],
       });

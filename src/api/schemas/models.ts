@@ -1,32 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
+import { EngineSchema } from './engine.ts';
 import { ResourcesSchema } from './resources.ts';
 
 // What more than one route shares about models: a profile is given (PUT) and shown (GET), a decision is
 // shown with its model and in its history, an owner is given with the spec or on its own, and the
 // summary is the list's row and the start of one model's detail.
-
-/** How deep an engine's own fields may nest: far more than any engine needs, and safe to store. */
-const ENGINE_DEPTH = 32;
-
-/** Whether a JSON value nests deeper than `levels`, looked at level by level so no depth overflows a stack. */
-function nestsDeeperThan(value: unknown, levels: number): boolean {
-  let layer: unknown[] = [value];
-  for (let depth = 0; layer.length > 0; depth++) {
-    if (depth > levels) return true;
-    layer = layer.flatMap((inner) =>
-      typeof inner === 'object' && inner !== null ? Object.values(inner) : [],
-    );
-  }
-  return false;
-}
-
-const EngineSchema = z
-  .looseObject({ kind: z.enum(['vllm', 'llama.cpp', 'sim', 'command']) })
-  .refine((engine) => !nestsDeeperThan(engine, ENGINE_DEPTH), {
-    error: `nests deeper than ${ENGINE_DEPTH} levels`,
-  })
-  .openapi('Engine', { description: "How to start the profile; fields beyond kind are the engine's own" });
 
 export const ProfileSchema = z
   .strictObject({
