@@ -24,6 +24,7 @@ commands:
   migrate  apply the store's migrations and exit
   ctl      the operator's command line, a client of the HTTP API (llmgw ctl --help)
   simulate llmgw's policy against its peers on real traces, on a simulated clock (llmgw simulate --help)
+  sim-engine  the simulated engine as a process of its own, as an agent runs it (llmgw sim-engine --help)
 
 Configuration is read from the environment; see README.md.`;
 
@@ -97,6 +98,8 @@ async function main(command: string | undefined) {
       return (await import('./ctl/index.ts')).ctlMain(process.argv.slice(3));
     case 'simulate':
       return (await import('./simulate.ts')).runSimulate(process.argv.slice(3));
+    case 'sim-engine':
+      return (await import('./sim-engine.ts')).runSimEngine(process.argv.slice(3));
     case 'migrate': {
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const applied = await migrate(sql);

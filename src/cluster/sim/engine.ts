@@ -27,6 +27,12 @@ export interface SimEngine {
   stop(): Promise<void>;
 }
 
+/** What a simulated engine's profile does not say: its batch, and how fast it serves alone and how that slows. */
+export const SIM_DEFAULTS = { maxBatch: 8, baseTpotMs: 20, tpotGrowthMs: 2 } as const;
+
+/** A small number from a replica ID, so each engine's jitter differs but repeats. */
+export const seedOf = (id: string) => [...id].reduce((hash, ch) => (hash * 31 + ch.charCodeAt(0)) >>> 0, 7);
+
 const BODY_LIMIT = 1024 * 1024;
 
 const KINDS = new Map<string, RequestKind>([

@@ -4,16 +4,13 @@ import type { Sql } from '../../store/db.ts';
 import { deleteLoadReport } from '../../store/load.ts';
 import { listModels } from '../../store/models.ts';
 import { listReplicas, setEndpoint } from '../../store/replicas.ts';
-import { type SimEngine, startSimEngine } from './engine.ts';
+import { SIM_DEFAULTS, type SimEngine, seedOf, startSimEngine } from './engine.ts';
 
 /** How often engines are started or stopped and replicas report their own load (an agent's scrape period). */
 const SYNC_EVERY_MS = 1000;
 
 const number = (value: unknown, fallback: number) =>
   typeof value === 'number' && value >= 0 ? value : fallback;
-
-/** A small number from a replica ID, so each engine's jitter differs but repeats. */
-const seedOf = (id: string) => [...id].reduce((hash, ch) => (hash * 31 + ch.charCodeAt(0)) >>> 0, 7);
 
 /**
  * The serving side of the simulated cluster: every ready or draining replica whose profile's engine is
@@ -59,9 +56,9 @@ export class SimServing {
       const profile = model.profiles.find((p) => p.name === replica.profile)!;
       const engine = await startSimEngine({
         model: model.name,
-        maxBatch: number(profile.engine?.max_batch, profile.default_concurrency ?? 8),
-        baseTpotMs: number(profile.engine?.base_tpot_ms, 20),
-        tpotGrowthMs: number(profile.engine?.tpot_growth_ms, 2),
+        maxBatch: number(profile.engine?.max_batch, profile.default_concurrency ?? SIM_DEFAULTS.maxBatch),
+        baseTpotMs: number(profile.engine?.base_tpot_ms, SIM_DEFAULTS.baseTpotMs),
+        tpotGrowthMs: number(profile.engine?.tpot_growth_ms, SIM_DEFAULTS.tpotGrowthMs),
         jitter: 0.1,
         seed: seedOf(replica.id),
       });
