@@ -1,9 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { costCoverageSpec, loadCapacitySpec, toSvg } from '../simulate/charts.ts';
+import { costCoverageSpec, loadCapacitySpec, placementSpec, toSvg } from '../simulate/charts.ts';
 import { loadTraces, runPolicies } from '../simulate/experiment.ts';
 import type { PolicyFigures } from '../simulate/figures.ts';
+import { placementPairs, placementTable, runPlacements } from '../simulate/placement-experiment.ts';
 import { figuresTable, goalLines, resultLine, resultPairs } from '../simulate/report.ts';
 import type { RunResult } from '../simulate/run.ts';
 import { readScenario } from '../simulate/scenario.ts';
@@ -13,12 +14,13 @@ const SCENARIOS = join(REPO_ROOT, 'bench', 'simulate', 'scenarios');
 /** The hour of the Azure trace on room for both models, then on too little room under two teams. */
 export const DEFAULT_SCENARIOS = [join(SCENARIOS, 'azure.yaml'), join(SCENARIOS, 'contention.yaml')];
 
-export const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR]
+export const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR] [--skip-placement]
 
 Replays each scenario's traces through llmgw's policy and its peers on a simulated clock, and prints
 their figures. --scenario: a scenario YAML, may be repeated (default: azure.yaml and contention.yaml
 of bench/simulate/scenarios); --data: the folder of the traces (default LLMGW_SIM_DATA, else
-../shared/data beside the repository); --charts: write SVG charts there.`;
+../shared/data beside the repository); --charts: write SVG charts there. Then the Alibaba GPU pods
+are placed on its 1,213 nodes by llmgw's best fit, dot product and first fit (--skip-placement: not).`;
 
 /** `llmgw simulate` (and `npm run bench -- simulate`): prints the table, the goal and a RESULT line. */
 export async function runSimulate(args: string[], resultName = 'simulate'): Promise<void> {
@@ -28,6 +30,7 @@ export async function runSimulate(args: string[], resultName = 'simulate'): Prom
       scenario: { type: 'string', multiple: true },
       data: { type: 'string' },
       charts: { type: 'string' },
+      'skip-placement': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,6 +52,17 @@ export async function runSimulate(args: string[], resultName = 'simulate'): Prom
     for (const line of goalLines(figures)) console.log(line);
     if (values.charts) await writeCharts(values.charts, scenario.name, runs, figures);
     Object.assign(results, resultPairs(scenario.name, figures));
+  }
+  if (!values['skip-placement']) {
+    const runs = runPlacements(values.data, (placer) => process.stderr.write(`placement: ${placer}\n`));
+    console.log('\nplacement: the Alibaba openb pods in creation order on its 1,213 GPU nodes');
+    console.log(placementTable(runs));
+    if (values.charts) {
+      const file = join(values.charts, 'placement-unallocated.svg');
+      writeFileSync(file, await toSvg(placementSpec(runs)));
+      console.log(`wrote ${file}`);
+    }
+    Object.assign(results, placementPairs(runs));
   }
   const wall = ((performance.now() - started) / 1000).toFixed(1);
   console.log(resultLine(resultName, { wall_s: wall, ...results }));

@@ -1,6 +1,7 @@
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { PolicyFigures } from './figures.ts';
+import type { PlacementRun } from './placement-replay.ts';
 import type { RunResult } from './run.ts';
 
 /** One point per this many seconds: an hour draws in 360 steps per line. */
@@ -73,5 +74,42 @@ export function costCoverageSpec(figures: readonly PolicyFigures[]): vl.TopLevel
       ],
     },
     resolve: { scale: { x: 'independent', y: 'independent' } },
+  };
+}
+
+/** GPUs left unallocated as the Alibaba pods arrive, one line per placer. */
+export function placementSpec(runs: readonly PlacementRun[]): vl.TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'Alibaba openb (1,213 GPU nodes): GPUs unallocated as pods arrive (fractions rounded up)',
+    data: {
+      values: [
+        ...runs.flatMap((r) =>
+          r.points.map((p) => ({
+            placer: r.placer,
+            arrived: 100 * p.arrived,
+            unallocated: 100 * p.unallocated,
+          })),
+        ),
+        // What would stay free if every pod held just the share it asked for: the cost of rounding up.
+        ...(runs[0]?.points ?? []).map((p) => ({
+          placer: 'requests as asked (bound)',
+          arrived: 100 * p.arrived,
+          unallocated: Math.max(0, 100 * (1 - p.arrived)),
+        })),
+      ],
+    },
+    mark: { type: 'line', strokeWidth: 1.5 },
+    encoding: {
+      x: {
+        field: 'arrived',
+        type: 'quantitative',
+        title: "arrived pods' GPU requests (% of the cluster's GPUs)",
+      },
+      y: { field: 'unallocated', type: 'quantitative', title: 'GPUs unallocated (%)' },
+      color: { field: 'placer', type: 'nominal' },
+    },
+    width: 560,
+    height: 320,
   };
 }
