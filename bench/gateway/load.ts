@@ -1,7 +1,7 @@
 // The gateway benchmark's clients, in a process of their own: CONCURRENCY requests in flight for
 // SECONDS (after a second of warm-up), each sent again as soon as it is answered, on kept-alive
 // connections. Prints a JSON line: the TTFT of each streamed request (ms, to its first chunk), or the
-// count of non-streaming answers.
+// count of non-streaming answers, and every answer sent, warm-up included (what the gateway's CPU served).
 // Usage: load.ts BASE_URL KEY ttft|rps CONCURRENCY SECONDS
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -23,6 +23,7 @@ const headers = {
 };
 const ttfts: number[] = [];
 let answered = 0;
+let total = 0;
 let failed = 0;
 const warmUntil = performance.now() + 1000;
 const until = warmUntil + Number(seconds) * 1000;
@@ -47,6 +48,7 @@ async function client() {
     const sentAt = performance.now();
     try {
       const { status, firstAt } = await send();
+      total++;
       if (status !== 200) failed++;
       else if (sentAt >= warmUntil && firstAt <= until) {
         answered++;
@@ -59,4 +61,4 @@ async function client() {
 }
 
 await Promise.all(Array.from({ length: Number(concurrency) }, client));
-console.log(JSON.stringify({ ttfts, answered, failed, seconds: Number(seconds) }));
+console.log(JSON.stringify({ ttfts, answered, total, failed, seconds: Number(seconds) }));

@@ -27,6 +27,7 @@ async function startEngine(kind: 'sim' | 'fixed'): Promise<{ url: string; child:
 interface Load {
   ttfts: number[];
   answered: number;
+  total: number;
   failed: number;
   seconds: number;
 }
@@ -90,12 +91,17 @@ try {
   console.log('\nnon-streaming requests a second, 64 in flight, a canned small answer from the upstream');
   await serveFrom(fixed.url);
   const directRps = await load(fixed.url, key, 'rps', 64);
+  // The gateway's own CPU time per request: what it costs whatever else shares the cores.
+  const cpuBefore = process.cpuUsage();
   const gatewayRps = await load(stack.gatewayUrl!, key, 'rps', 64);
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuPerRequest = Math.round((cpu.user + cpu.system) / gatewayRps.total);
   const rate = (run: Load) => Math.round(run.answered / run.seconds);
   console.log(
-    `direct ${rate(directRps)}/s, through the gateway ${rate(gatewayRps)}/s (${gatewayRps.failed} failed)`,
+    `direct ${rate(directRps)}/s, through the gateway ${rate(gatewayRps)}/s (${gatewayRps.failed} failed); the gateway's CPU: ${cpuPerRequest} µs a request`,
   );
   results.rps = rate(gatewayRps);
+  results.cpu_us_per_request = cpuPerRequest;
   results.direct_rps = rate(directRps);
   console.log(
     `RESULT gateway ${Object.entries(results)

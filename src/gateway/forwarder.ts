@@ -90,14 +90,15 @@ export class Forwarder {
    */
   private attempt(request: Forwarded, upstream: Upstream): Promise<void> {
     const { model, client, arrivedAt } = request;
-    const url = new URL(`${upstream.endpoint.replace(/\/$/, '')}${request.path}`);
+    const url = targetOf(upstream.endpoint, request.path);
     const finish = this.begin(model, upstream.id);
     return new Promise((resolve, reject) => {
       let answering = false;
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const outgoing = send(url, {
+      const send = url.secure ? httpsRequest : httpRequest;
+      const outgoing = send({
+        ...url.address,
         method: 'POST',
-        agent: url.protocol === 'https:' ? undefined : agent,
+        agent: url.secure ? undefined : agent,
         headers: { 'content-type': 'application/json', 'content-length': request.body.length },
       });
       let over = false;
@@ -193,6 +194,31 @@ export class Forwarder {
     else this.health.succeeded(upstream.id);
     if (status >= 400) this.metrics.errors.inc({ model, kind: 'upstream_status' });
   }
+}
+
+interface Target {
+  secure: boolean;
+  address: { hostname: string; port: string; path: string };
+}
+
+/** Parsed once per replica endpoint and path: a URL parse per request costs more than it should. */
+const targets = new Map<string, Target>();
+function targetOf(endpoint: string, path: string): Target {
+  const key = `${endpoint}\n${path}`;
+  let target = targets.get(key);
+  if (!target) {
+    const url = new URL(`${endpoint.replace(/\/$/, '')}${path}`);
+    const secure = url.protocol === 'https:';
+    // An IPv6 host is written in brackets in a URL, and without them in a request's options.
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    target = {
+      secure,
+      address: { hostname, port: url.port || (secure ? '443' : '80'), path: url.pathname + url.search },
+    };
+    if (targets.size >= 10_000) targets.clear();
+    targets.set(key, target);
+  }
+  return target;
 }
 
 /** `ECONNREFUSED`, `ECONNRESET`: the code of a socket's failure, else its message. */
