@@ -36,16 +36,22 @@ export function loadTraces(scenario: Scenario, dir?: string): Load {
   return { requests, from, until: Math.max(...all.map((r) => r.at)) + TAIL_MS };
 }
 
-/** Replicas of the model's first profile that `inFlight` requests need. */
-const replicasFor = (scenario: Scenario, name: string, inFlight: number) => {
+/** Replicas of the model's first profile that its peak in flight within [from, until) needs. */
+function replicasForPeak(
+  scenario: Scenario,
+  load: Load,
+  name: string,
+  from?: number,
+  until?: number,
+): number {
   const model = scenario.models.find((m) => m.name === name)!;
   const c = replicaConcurrency(scenario, model, model.profiles[0].name);
-  return Math.min(model.max_replicas, Math.max(model.min_replicas, Math.ceil(inFlight / c)));
-};
+  const peak = peakConcurrency(load.requests.get(name)!, from, until);
+  return Math.min(model.max_replicas, Math.max(model.min_replicas, Math.ceil(peak / c)));
+}
 
 /** llmgw and its peers, each with its cited defaults and the same per-replica capacity. */
 export function policies(scenario: Scenario, load: Load): Controller[] {
-  const peak = (name: string) => replicasFor(scenario, name, peakConcurrency(load.requests.get(name)!));
   return [
     llmgwController(),
     peerController('ray-serve', rayServe()),
@@ -58,7 +64,7 @@ export function policies(scenario: Scenario, load: Load): Controller[] {
     ),
     peerController('hpa-keda', hpaKeda()),
     peerController('llm-d-wva', llmdWva()),
-    peerController('static-peak', (model) => staticPeak(peak(model.name))),
+    peerController('static-peak', (model) => staticPeak(replicasForPeak(scenario, load, model.name))),
   ];
 }
 
@@ -72,32 +78,22 @@ export function runPolicies(
   onProgress: (policy: string, done: number, of: number) => void = () => {},
 ): { runs: RunResult[]; figures: PolicyFigures[] } {
   const ticks = Math.ceil((load.until - load.from) / 1000);
-  const firstMinute = Object.fromEntries(
-    scenario.models.map((m) => [
-      m.name,
-      replicasFor(
-        scenario,
+  const initialFor = (policy: string) =>
+    Object.fromEntries(
+      scenario.models.map((m) => [
         m.name,
-        peakConcurrency(load.requests.get(m.name)!, load.from, load.from + 60_000),
-      ),
-    ]),
-  );
-  const runs = policies(scenario, load).map((controller) => {
-    const initial =
-      controller.name === 'static-peak'
-        ? Object.fromEntries(
-            scenario.models.map((m) => [
-              m.name,
-              replicasFor(scenario, m.name, peakConcurrency(load.requests.get(m.name)!)),
-            ]),
-          )
-        : firstMinute;
-    return simulate(scenario, load.requests, controller, {
+        policy === 'static-peak'
+          ? replicasForPeak(scenario, load, m.name)
+          : replicasForPeak(scenario, load, m.name, load.from, load.from + 60_000),
+      ]),
+    );
+  const runs = policies(scenario, load).map((controller) =>
+    simulate(scenario, load.requests, controller, {
       from: load.from,
       until: load.until,
-      initial,
+      initial: initialFor(controller.name),
       onProgress: (done) => onProgress(controller.name, done, ticks),
-    });
-  });
+    }),
+  );
   return { runs, figures: runs.flatMap(figuresOf) };
 }

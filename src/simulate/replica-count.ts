@@ -1,5 +1,6 @@
 import { SERVING_STATES } from '../domain/cluster.ts';
 import type { Model } from '../domain/model.ts';
+import { olderFirst } from '../policy/view.ts';
 import { bestFitNode, type Controller, replicaConcurrency, type World } from './world.ts';
 
 /** What a peer autoscaler sees of one model at a tick. */
@@ -61,8 +62,8 @@ export function peerController(name: string, ruleFor: (model: Model) => PeerRule
 /** The cluster follows the count: places what is missing while room lasts, drains what is over. */
 function follow(world: World, model: Model, want: number) {
   const serving = world.cluster.of(model.name).filter((r) => SERVING_STATES.includes(r.state));
-  const over = serving
-    .sort((a, b) => Number(a.state === 'ready') - Number(b.state === 'ready') || b.created_at - a.created_at)
+  const over = [...serving]
+    .sort((a, b) => Number(a.state === 'ready') - Number(b.state === 'ready') || olderFirst(b, a))
     .slice(0, Math.max(0, serving.length - want));
   for (const replica of over) world.cluster.drain(replica.id, world.now);
   const profile = model.profiles[0];
