@@ -1,5 +1,6 @@
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
+import { FGD_PUBLISHED } from './fgd-published.ts';
 import type { PolicyFigures } from './figures.ts';
 import type { PlacementRun } from './placement-replay.ts';
 import type { RunResult } from './run.ts';
@@ -77,28 +78,22 @@ export function costCoverageSpec(figures: readonly PolicyFigures[]): vl.TopLevel
   };
 }
 
-/** GPUs left unallocated as the Alibaba pods arrive, one line per placer. */
+/**
+ * GPUs serving no request as the Alibaba pods arrive: llmgw's best fit and the baselines with whole
+ * GPUs (fractions rounded up), beside the curves FGD's authors published for the same pods with GPU
+ * sharing, told apart by their stroke.
+ */
 export function placementSpec(runs: readonly PlacementRun[]): vl.TopLevelSpec {
+  const ours = runs.flatMap((r) =>
+    r.points.map((p) => ({ placer: r.placer, gpus: 'whole', arrived: 100 * p.arrived, idle: 100 * p.idle })),
+  );
+  const published = Object.entries(FGD_PUBLISHED).flatMap(([placer, points]) =>
+    points.map(([arrived, idle]) => ({ placer, gpus: 'shared (published)', arrived, idle })),
+  );
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: 'Alibaba openb (1,213 GPU nodes): GPUs unallocated as pods arrive (fractions rounded up)',
-    data: {
-      values: [
-        ...runs.flatMap((r) =>
-          r.points.map((p) => ({
-            placer: r.placer,
-            arrived: 100 * p.arrived,
-            unallocated: 100 * p.unallocated,
-          })),
-        ),
-        // What would stay free if every pod held just the share it asked for: the cost of rounding up.
-        ...(runs[0]?.points ?? []).map((p) => ({
-          placer: 'requests as asked (bound)',
-          arrived: 100 * p.arrived,
-          unallocated: Math.max(0, 100 * (1 - p.arrived)),
-        })),
-      ],
-    },
+    title: 'Alibaba openb, 1,213 GPU nodes: GPUs serving no request as pods arrive',
+    data: { values: [...ours, ...published] },
     mark: { type: 'line', strokeWidth: 1.5 },
     encoding: {
       x: {
@@ -106,10 +101,11 @@ export function placementSpec(runs: readonly PlacementRun[]): vl.TopLevelSpec {
         type: 'quantitative',
         title: "arrived pods' GPU requests (% of the cluster's GPUs)",
       },
-      y: { field: 'unallocated', type: 'quantitative', title: 'GPUs unallocated (%)' },
+      y: { field: 'idle', type: 'quantitative', title: 'GPUs serving no request (%)' },
       color: { field: 'placer', type: 'nominal' },
+      strokeDash: { field: 'gpus', type: 'nominal', title: 'GPUs' },
     },
     width: 560,
-    height: 320,
+    height: 340,
   };
 }

@@ -31,7 +31,15 @@ export function runPlacements(dir?: string, onProgress: (placer: string) => void
 const pct = (share: number) => `${(100 * share).toFixed(2)}%`;
 
 export function placementTable(runs: readonly PlacementRun[]): string {
-  const header = ['placer', 'placed', 'refused', 'refused GPUs', 'rounded-up GPUs', 'unallocated at end'];
+  const header = [
+    'placer',
+    'placed',
+    'refused',
+    'refused GPUs',
+    'rounded-up GPUs',
+    'unallocated',
+    'serving none',
+  ];
   const rows = runs.map((r) => [
     r.placer,
     String(r.placed),
@@ -39,6 +47,7 @@ export function placementTable(runs: readonly PlacementRun[]): string {
     r.refusedGpus.toFixed(1),
     r.roundedUpGpus.toFixed(1),
     pct(r.points.at(-1)?.unallocated ?? 1),
+    pct(r.points.at(-1)?.idle ?? 1),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ')).join('\n');
@@ -50,5 +59,6 @@ export const placementPairs = (runs: readonly PlacementRun[]): Record<string, st
       [`placement.${r.placer}.refused`, String(r.refused)],
       [`placement.${r.placer}.refused_gpus`, r.refusedGpus.toFixed(1)],
       [`placement.${r.placer}.unallocated`, (r.points.at(-1)?.unallocated ?? 1).toFixed(4)],
+      [`placement.${r.placer}.serving_none`, (r.points.at(-1)?.idle ?? 1).toFixed(4)],
     ]),
   );

@@ -116,6 +116,11 @@ export interface PlacementPoint {
   arrived: number;
   /** GPUs no pod holds, as a share of the cluster's GPUs. */
   unallocated: number;
+  /**
+   * GPUs serving no request, as a share: the unallocated ones and what rounding up holds beyond the
+   * requests. With GPU sharing this is the published "unallocated", so the two compare.
+   */
+  idle: number;
 }
 
 export interface PlacementRun {
@@ -144,6 +149,7 @@ export function replayPlacement(
   };
   const totalGpus = nodes.reduce((total, n) => total + (n.capacity.gpus ?? 0), 0);
   let allocated = 0;
+  let served = 0;
   let arrived = 0;
   const run: PlacementRun = {
     placer: name,
@@ -168,6 +174,7 @@ export function replayPlacement(
         created_at: i,
       });
       allocated += pod.resources.gpus ?? 0;
+      served += pod.gpuDemand;
       run.roundedUpGpus += (pod.resources.gpus ?? 0) - pod.gpuDemand;
       run.placed++;
     } else {
@@ -175,7 +182,11 @@ export function replayPlacement(
       run.refusedGpus += pod.gpuDemand;
     }
     if (i % every === every - 1 || i === pods.length - 1) {
-      run.points.push({ arrived: arrived / totalGpus, unallocated: 1 - allocated / totalGpus });
+      run.points.push({
+        arrived: arrived / totalGpus,
+        unallocated: 1 - allocated / totalGpus,
+        idle: 1 - served / totalGpus,
+      });
     }
   });
   return run;

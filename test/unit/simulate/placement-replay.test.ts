@@ -57,6 +57,11 @@ describe('placement replay on the Alibaba format', () => {
       run.points.map((p) => p.arrived),
       [0.3 / 10, 0.3 / 10, 2.3 / 10],
     );
+    // Serving no request: what is unallocated and the 0.7 GPU that rounding up p-frac holds unasked.
+    assert.deepEqual(
+      run.points.map((p) => Math.round(p.idle * 1000) / 1000),
+      [0.97, 0.97, 0.77],
+    );
     assert.equal(run.refused, 0);
     assert.ok(Math.abs(run.roundedUpGpus - 0.7) < 1e-9);
   });
