@@ -28,7 +28,7 @@ const files = selectTests(
 );
 
 const tools = (Object.keys(TEST_TOOLS) as TestTool[]).filter((tool) =>
-  files.includes(TEST_TOOLS[tool].neededBy),
+  TEST_TOOLS[tool].neededBy.some((file) => files.includes(file)),
 );
 const unitOnly = files.every((file) => file.startsWith('test/unit/'));
 const TEMPORAL_NAMES = { dev: 'the Temporal dev server', server: 'Temporal server on Postgres' };

@@ -6,14 +6,17 @@ const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'test-tools.sh')
 
 /** The tools some tests run besides node (scripts/test-tools.sh installs them), and the tests that run them. */
 export const TEST_TOOLS = {
-  st: { variable: 'LLMGW_TEST_ST', neededBy: 'test/integration/fuzz-schemathesis.test.ts' },
-  promtool: { variable: 'LLMGW_TEST_PROMTOOL', neededBy: 'test/unit/metrics/alerts.test.ts' },
-  compose: { variable: 'LLMGW_TEST_COMPOSE', neededBy: 'test/unit/deploy/compose.test.ts' },
+  st: { variable: 'LLMGW_TEST_ST', neededBy: ['test/integration/fuzz-schemathesis.test.ts'] },
+  promtool: { variable: 'LLMGW_TEST_PROMTOOL', neededBy: ['test/unit/metrics/alerts.test.ts'] },
+  compose: { variable: 'LLMGW_TEST_COMPOSE', neededBy: ['test/unit/deploy/compose.test.ts'] },
   testserver: {
     variable: 'LLMGW_TEST_TEMPORAL_TEST_SERVER',
-    neededBy: 'test/unit/workflows/reconcile-model.test.ts',
+    neededBy: ['test/unit/workflows/reconcile-model.test.ts'],
   },
-  guidellm: { variable: 'LLMGW_TEST_GUIDELLM', neededBy: 'test/integration/bench-guidellm.test.ts' },
+  guidellm: {
+    variable: 'LLMGW_TEST_GUIDELLM',
+    neededBy: ['test/integration/bench-guidellm.test.ts', 'test/integration/agent/supervisor.test.ts'],
+  },
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;

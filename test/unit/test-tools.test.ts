@@ -48,7 +48,7 @@ describe('the tools the tests run besides node', () => {
 
   it('are needed by tests that are there: `npm test` installs them first for those', () => {
     // A test moved without its TEST_TOOLS line still passes, installing its tool late and alone.
-    const needers = Object.values(TEST_TOOLS).map(({ neededBy }) => neededBy);
+    const needers = Object.values(TEST_TOOLS).flatMap(({ neededBy }): readonly string[] => neededBy);
     assert.deepEqual(
       needers.filter((file) => !existsSync(join(ROOT, file))),
       [],
