@@ -4,14 +4,14 @@ import type { RunResult } from './run.ts';
 export interface PolicyFigures {
   policy: string;
   model: string;
-  /** Share of ticks at which the ready replicas' slots cover the requests in flight. */
+  /** Share of ticks at which no request waits: the ready replicas' slots cover what is in flight on them. */
   covered: number;
   p50WaitMs: number;
   p99WaitMs: number;
   gpuHours: number;
   /** Replicas started (churn). */
   started: number;
-  /** The most requests in flight beyond the ready slots at any tick. */
+  /** The most requests waiting for a slot at any tick. */
   largestShortfall: number;
   requests: number;
 }
@@ -26,10 +26,9 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
   return [...run.series].map(([model, series]) => {
     let covered = 0;
     let shortfall = 0;
-    for (let i = 0; i < series.load.length; i++) {
-      const short = series.load[i] - series.capacity[i];
-      if (short <= 0) covered++;
-      shortfall = Math.max(shortfall, short);
+    for (const waiting of series.waiting) {
+      if (waiting === 0) covered++;
+      shortfall = Math.max(shortfall, waiting);
     }
     const waits = run.pools
       .get(model)!
@@ -38,7 +37,7 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
     return {
       policy: run.policy,
       model,
-      covered: covered / series.load.length,
+      covered: covered / series.waiting.length,
       p50WaitMs: percentile(waits, 0.5),
       p99WaitMs: percentile(waits, 0.99),
       gpuHours: (run.cluster.gpuMs.get(model) ?? 0) / 3_600_000,

@@ -9,6 +9,8 @@ export interface ModelSeries {
   load: Int32Array;
   /** Slots of its ready replicas. */
   capacity: Int32Array;
+  /** Requests that found no free slot: the shortfall. */
+  waiting: Int32Array;
 }
 
 export interface RunResult {
@@ -49,7 +51,10 @@ export function simulate(
   placeInitial(scenario, cluster, options.initial, from);
   const pools = new Map(scenario.models.map((m) => [m.name, new ServingPool(requests.get(m.name) ?? [])]));
   const series = new Map(
-    scenario.models.map((m) => [m.name, { load: new Int32Array(ticks), capacity: new Int32Array(ticks) }]),
+    scenario.models.map((m) => [
+      m.name,
+      { load: new Int32Array(ticks), capacity: new Int32Array(ticks), waiting: new Int32Array(ticks) },
+    ]),
   );
   for (let i = 0; i < ticks; i++) {
     const now = from + i * tickMs;
@@ -58,11 +63,13 @@ export function simulate(
     controller.step(world);
     for (const model of scenario.models) {
       const pool = pools.get(model.name)!;
-      const slots = readySlots(world, model);
+      const ready = readySlots(world, model);
+      pool.admit(now, ready);
       const figures = series.get(model.name)!;
       figures.load[i] = pool.running + pool.waiting;
-      figures.capacity[i] = slots;
-      pool.advance(now, now + tickMs, slots);
+      figures.capacity[i] = [...ready.values()].reduce((total, c) => total + c, 0);
+      figures.waiting[i] = pool.waiting;
+      pool.advance(now, now + tickMs, ready);
     }
     cluster.accrue(now, now + tickMs);
     if (options.onProgress && i % 600 === 599) options.onProgress(i + 1);

@@ -7,13 +7,18 @@ export interface ServedRequest {
   serviceMs: number;
 }
 
+/** Slots of each ready replica of a model, by replica ID. */
+export type ReadySlots = ReadonlyMap<string, number>;
+
 /**
- * The slots of one model's ready replicas, and the requests that hold them or wait for one (FIFO).
- * Slots change only between calls to `advance`; when they drop below what runs (a replica began to
- * drain), its requests finish where they run and no new one starts until a slot is free.
+ * One model's requests on its replicas, as the gateway routes them: a request goes to the ready
+ * replica with the fewest in flight that has a free slot, else it waits (first come, first served).
+ * The ready replicas change only between calls to `advance`; a replica that stops being ready (it
+ * drains) finishes the requests it holds and gets no new one.
  */
 export class ServingPool {
-  private readonly ends = new MinHeap();
+  private readonly ends = new MinHeap<{ at: number; replica: string }>((end) => end.at);
+  private readonly onReplica = new Map<string, number>();
   private readonly queue: number[] = [];
   private queueHead = 0;
   private next = 0;
@@ -32,19 +37,25 @@ export class ServingPool {
     return this.queue.length - this.queueHead;
   }
 
-  /** Serves arrivals and completions in [from, until) with `slots` slots. */
-  advance(from: number, until: number, slots: number): void {
-    this.startWaiting(from, slots);
+  /** Starts what waits on the slots the ready replicas have free at `at` (replicas just became ready). */
+  admit(at: number, ready: ReadySlots): void {
+    this.startWaiting(at, ready);
+  }
+
+  /** Serves arrivals and completions in [from, until) on the ready replicas' slots. */
+  advance(from: number, until: number, ready: ReadySlots): void {
+    this.startWaiting(from, ready);
     for (;;) {
       const arrival = this.requests[this.next]?.at ?? Number.POSITIVE_INFINITY;
-      const end = this.ends.peek() ?? Number.POSITIVE_INFINITY;
+      const end = this.ends.peek()?.at ?? Number.POSITIVE_INFINITY;
       if (Math.min(arrival, end) >= until) return;
       if (end <= arrival) {
-        this.ends.pop();
-        this.startWaiting(end, slots);
+        const { replica } = this.ends.pop()!;
+        this.onReplica.set(replica, this.onReplica.get(replica)! - 1);
+        this.startWaiting(end, ready);
       } else {
         this.queue.push(this.next++);
-        this.startWaiting(arrival, slots);
+        this.startWaiting(arrival, ready);
       }
     }
   }
@@ -60,12 +71,28 @@ export class ServingPool {
     }
   }
 
-  private startWaiting(at: number, slots: number): void {
-    while (this.queueHead < this.queue.length && this.ends.size < slots) {
+  /** The ready replica with the fewest in flight that has a free slot, or null. */
+  private freeReplica(ready: ReadySlots): string | null {
+    let best: string | null = null;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const [replica, slots] of ready) {
+      const held = this.onReplica.get(replica) ?? 0;
+      if (held < slots && held < fewest) {
+        best = replica;
+        fewest = held;
+      }
+    }
+    return best;
+  }
+
+  private startWaiting(at: number, ready: ReadySlots): void {
+    while (this.queueHead < this.queue.length) {
+      const replica = this.freeReplica(ready);
+      if (!replica) break;
       const index = this.queue[this.queueHead++];
-      const request = this.requests[index];
-      this.waits[index] = at - request.at;
-      this.ends.push(at + request.serviceMs);
+      this.waits[index] = at - this.requests[index].at;
+      this.onReplica.set(replica, (this.onReplica.get(replica) ?? 0) + 1);
+      this.ends.push({ at: at + this.requests[index].serviceMs, replica });
     }
     if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
       this.queue.splice(0, this.queueHead);

@@ -33,12 +33,14 @@ export function replicaConcurrency(scenario: Scenario, model: Model, profileName
   );
 }
 
-/** Slots of the model's ready replicas: what serves requests now. */
-export function readySlots(world: Pick<World, 'scenario' | 'cluster'>, model: Model): number {
-  return world.cluster
-    .of(model.name)
-    .filter((r) => r.state === 'ready')
-    .reduce((total, r) => total + replicaConcurrency(world.scenario, model, r.profile), 0);
+/** Slots of each of the model's ready replicas: what serves requests now. */
+export function readySlots(world: Pick<World, 'scenario' | 'cluster'>, model: Model): Map<string, number> {
+  return new Map(
+    world.cluster
+      .of(model.name)
+      .filter((r) => r.state === 'ready')
+      .map((r) => [r.id, replicaConcurrency(world.scenario, model, r.profile)]),
+  );
 }
 
 /** The cluster as the policy core reads it (stopped replicas are gone: they hold nothing). */

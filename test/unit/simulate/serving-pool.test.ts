@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ServingPool } from '../../../src/simulate/serving-pool.ts';
 
+const slots = (...perReplica: number[]) => new Map(perReplica.map((c, i) => [`r${i + 1}`, c]));
+
 describe('ServingPool', () => {
   it('queues what finds no free slot, first come first served, and records the wait', () => {
     const pool = new ServingPool([
@@ -11,34 +13,61 @@ describe('ServingPool', () => {
       { at: 1_000, serviceMs: 1_000 },
       { at: 2_000, serviceMs: 1_000 },
     ]);
-    pool.advance(0, 60_000, 2);
+    pool.advance(0, 60_000, slots(1, 1));
     assert.deepEqual([...pool.waits], [0, 0, 3_000, 3_000]);
     assert.equal(pool.running + pool.waiting, 0);
   });
 
-  it('starts waiting requests when slots are added between ticks', () => {
+  it('starts waiting requests on a replica that became ready between ticks', () => {
     const pool = new ServingPool([
       { at: 0, serviceMs: 60_000 },
       { at: 0, serviceMs: 60_000 },
     ]);
-    pool.advance(0, 1_000, 1);
+    pool.advance(0, 1_000, slots(1));
     assert.equal(pool.waiting, 1);
-    pool.advance(1_000, 2_000, 2);
+    pool.admit(1_000, slots(1, 1));
+    assert.equal(pool.waiting, 0);
     assert.deepEqual([...pool.waits], [0, 1_000]);
   });
 
-  it('never runs more than its slots, and serves every request once it has any', () => {
+  it('lets a draining replica finish its requests while the ready ones take the new', () => {
+    const pool = new ServingPool([
+      { at: 0, serviceMs: 30_000 },
+      { at: 0, serviceMs: 30_000 },
+      { at: 2_000, serviceMs: 1_000 },
+    ]);
+    pool.advance(0, 1_000, slots(1, 1));
+    // r2 drains: its request runs on, and the one arriving at 2 s waits only for r1.
+    pool.advance(1_000, 60_000, new Map([['r1', 2]]));
+    assert.deepEqual([...pool.waits], [0, 0, 0]);
+  });
+
+  it('routes to the ready replica with the fewest in flight', () => {
+    // Three at 0 s on two replicas of 2 go r1, r2, r1; r2 then drains, and r1 is full: the fourth waits.
+    const pool = new ServingPool([
+      ...Array.from({ length: 3 }, () => ({ at: 0, serviceMs: 10_000 })),
+      { at: 1_500, serviceMs: 1 },
+    ]);
+    pool.advance(0, 1_000, slots(2, 2));
+    pool.advance(1_000, 2_000, new Map([['r1', 2]]));
+    assert.equal(pool.waiting, 1);
+  });
+
+  it('never runs more than the ready slots without a drain, and every wait is >= 0', () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ at: fc.nat(100_000), serviceMs: fc.integer({ min: 1, max: 20_000 }) }), {
           maxLength: 60,
         }),
-        fc.integer({ min: 1, max: 5 }),
-        (requests, slots) => {
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+        (requests, perReplica) => {
           const pool = new ServingPool(requests.sort((a, b) => a.at - b.at));
+          const ready = slots(...perReplica);
+          const total = perReplica.reduce((a, b) => a + b, 0);
           for (let t = 0; t < 2_000_000; t += 1_000) {
-            pool.advance(t, t + 1_000, slots);
-            assert.ok(pool.running <= slots);
+            pool.advance(t, t + 1_000, ready);
+            assert.ok(pool.running <= total);
+            if (pool.waiting > 0) assert.equal(pool.running, total);
           }
           assert.ok([...pool.waits].every((w) => w >= 0));
         },
