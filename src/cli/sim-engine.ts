@@ -18,21 +18,30 @@ function numberOf(flag: string, text: string | undefined, fallback: number, whol
   return value;
 }
 
+/** The flags, or node's sentence for an unknown or valueless one, without its advice on positionals. */
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        port: { type: 'string' },
+        model: { type: 'string', default: 'sim' },
+        replica: { type: 'string', default: 'sim' },
+        'max-batch': { type: 'string' },
+        'base-tpot-ms': { type: 'string' },
+        'tpot-growth-ms': { type: 'string' },
+        'fail-start': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new Error(`sim-engine: ${(error as Error).message.split('. ')[0]}`);
+  }
+}
+
 /** `llmgw sim-engine`: serves until it is told to stop; its own lines go to stdout (the agent's log file). */
 export async function runSimEngine(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: 'string' },
-      model: { type: 'string', default: 'sim' },
-      replica: { type: 'string', default: 'sim' },
-      'max-batch': { type: 'string' },
-      'base-tpot-ms': { type: 'string' },
-      'tpot-growth-ms': { type: 'string' },
-      'fail-start': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values } = parseFlags(args);
   if (values.help) {
     console.info(SIM_ENGINE_USAGE);
     return;

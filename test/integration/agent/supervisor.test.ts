@@ -163,6 +163,32 @@ describe('the engine supervisor, with real engines', () => {
     assert.match((await supervisor.tail(engine.replica, 200)).join('\n'), /GET \S*\/health 200/);
   });
 
+  it('SIGKILLs the group of an engine that ignores SIGTERM once the grace is over, forked workers and all', async () => {
+    const impatient = new Supervisor({ home: join(work, 'impatient-home'), stopGraceMs: 500 });
+    const engine = await impatient.start({
+      ...sim,
+      replica: 'chat-stubborn-1',
+      engine: {
+        kind: 'command',
+        argv: [
+          process.execPath,
+          '-e',
+          `process.on('SIGTERM', () => console.log('SIGTERM: not stopping'));
+           require('child_process').spawn('sleep', ['600'], { stdio: 'inherit' });
+           require('http').createServer((q, s) => s.end('{}')).listen(Number(process.argv[1]), '127.0.0.1');`,
+          '{port}',
+        ],
+      },
+    });
+    await until('its worker to fork', () => groupSize(engine.pid) === 2);
+    const asked = Date.now();
+    await impatient.stop(engine.replica);
+    assert.ok(Date.now() - asked >= 500, 'SIGKILL only after the grace');
+    assert.equal(groupSize(engine.pid), 0);
+    assert.match((await impatient.tail(engine.replica, 1))[0], /^SIGTERM: not stopping$/);
+    impatient.close();
+  });
+
   it('fails a start whose engine exits first, saying how and what it logged', async () => {
     await assert.rejects(
       supervisor.start({ ...sim, replica: 'chat-broken-1', engine: { kind: 'sim', fail_start: true } }),
