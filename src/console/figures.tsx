@@ -1,9 +1,5 @@
 import { DIMENSIONS, type Dimension, type Resources } from '../domain/resources.ts';
-import { formatAmount } from '../policy/resources.ts';
 import type { LoadPoint } from '../store/changes.ts';
-
-/** "8 GPUs", "0.5 cores", "512 GiB": every figure the console prints carries its unit. */
-export const amount = formatAmount;
 
 const percent = (value: number, scale: number) => `${scale > 0 ? Math.min(100, (value / scale) * 100) : 0}%`;
 

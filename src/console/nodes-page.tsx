@@ -1,5 +1,6 @@
 import type { Dimension, Resources } from '../domain/resources.ts';
-import { amount, dimensionsShown, Meter } from './figures.tsx';
+import { formatAmount } from '../policy/resources.ts';
+import { dimensionsShown, Meter } from './figures.tsx';
 import { Page } from './layout.tsx';
 import type { ReplicaRow } from './model-page.tsx';
 import type { PageContext } from './page-context.ts';
@@ -62,7 +63,7 @@ function NodeCard({ node, replicas }: { node: NodeRow; replicas: ReplicaRow[] })
 
 function NodeBar({ dimension: d, node }: { dimension: Dimension; node: NodeRow }) {
   const capacity = node.capacity[d] ?? 0;
-  const words = `${amount(d, node.allocated[d])} allocated, ${amount(d, node.reserved[d])} reserved, of ${amount(d, capacity)}`;
+  const words = `${formatAmount(d, node.allocated[d])} allocated, ${formatAmount(d, node.reserved[d])} reserved, of ${formatAmount(d, capacity)}`;
   return (
     <div class="bar-row" data-dimension={d}>
       <Meter

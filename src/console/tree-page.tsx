@@ -1,6 +1,6 @@
 import type { Dimension, Resources } from '../domain/resources.ts';
-import { exceeding, sum } from '../policy/resources.ts';
-import { amount, dimensionsShown, Meter } from './figures.tsx';
+import { exceeding, formatAmount, sum } from '../policy/resources.ts';
+import { dimensionsShown, Meter } from './figures.tsx';
 import { Page } from './layout.tsx';
 import type { PageContext } from './page-context.ts';
 
@@ -54,12 +54,13 @@ function ScopeItem({ node }: { node: TreeNode }) {
           {node.path}
         </span>
         {atLimit.map((d) => (
-          <span class="flag">at its limit of {amount(d, limit![d]!)}</span>
+          <span class="flag">at its limit of {formatAmount(d, limit![d]!)}</span>
         ))}
         {overcommitted ? (
           <span class="flag">
-            guarantees overcommitted: children guaranteed {amount(overcommitted, granted[overcommitted]!)} of{' '}
-            {amount(overcommitted, guarantee![overcommitted]!)}
+            guarantees overcommitted: children guaranteed{' '}
+            {formatAmount(overcommitted, granted[overcommitted]!)} of{' '}
+            {formatAmount(overcommitted, guarantee![overcommitted]!)}
           </span>
         ) : null}
       </div>
@@ -79,10 +80,10 @@ function QuotaBar({ dimension: d, node }: { dimension: Dimension; node: TreeNode
   const borrowed = node.borrowed[d];
   const scale = Math.max(holds, guarantee ?? 0, limit ?? 0);
   const words = [
-    `holds ${amount(d, holds)}`,
-    borrowed > 0 ? `${amount(d, borrowed)} borrowed` : null,
-    guarantee !== undefined ? `guarantee ${amount(d, guarantee)}` : null,
-    limit !== undefined ? `limit ${amount(d, limit)}` : null,
+    `holds ${formatAmount(d, holds)}`,
+    borrowed > 0 ? `${formatAmount(d, borrowed)} borrowed` : null,
+    guarantee !== undefined ? `guarantee ${formatAmount(d, guarantee)}` : null,
+    limit !== undefined ? `limit ${formatAmount(d, limit)}` : null,
   ].filter((w) => w !== null);
   return (
     <div class="bar-row" data-dimension={d}>

@@ -86,7 +86,10 @@ export interface LoadPoint {
   capacity_at_slo: number;
 }
 
-/** The figures of these models' passes since `sinceMs`, oldest first (notes carry none). */
+/**
+ * The figures of these models' passes since `sinceMs`, oldest first (notes carry none), starting with
+ * the figures that held at `sinceMs`: those of the last pass before it, moved to `sinceMs`.
+ */
 export async function loadHistory(
   sql: Sql,
   models: readonly string[],
@@ -94,14 +97,22 @@ export async function loadHistory(
 ): Promise<Map<string, LoadPoint[]>> {
   const history = new Map<string, LoadPoint[]>(models.map((model) => [model, []]));
   if (models.length === 0) return history;
-  const rows = await sql<{ model: string; at: Date; in_flight: number | null; capacity: number | null }[]>`
-    select model, at, (inputs->>'in_flight')::float8 as in_flight, (inputs->>'capacity_at_slo')::float8 as capacity
-    from decisions
-    where model in ${sql(models as string[])} and at >= ${new Date(sinceMs)} and inputs ? 'capacity_at_slo'
-    order by model, id`;
+  const names = sql(models as string[]);
+  const since = new Date(sinceMs);
+  // Times as epoch milliseconds: thousands of rows, each a Date to parse otherwise.
+  const rows = await sql<{ model: string; at: number; in_flight: number | null; capacity: number | null }[]>`
+    select model, (extract(epoch from at) * 1000)::float8 as at, (inputs->>'in_flight')::float8 as in_flight, (inputs->>'capacity_at_slo')::float8 as capacity
+    from (
+      (select before.* from unnest(${models as string[]}::text[]) as m(name)
+       cross join lateral (select id, model, at, inputs from decisions
+         where model = m.name and at < ${since} and inputs ? 'capacity_at_slo' order by id desc limit 1) before)
+      union all
+      (select id, model, at, inputs from decisions
+       where model in ${names} and at >= ${since} and inputs ? 'capacity_at_slo')
+    ) passes order by model, id`;
   for (const row of rows) {
     history.get(row.model)?.push({
-      at: row.at.getTime(),
+      at: Math.max(row.at, sinceMs),
       in_flight: row.in_flight,
       capacity_at_slo: row.capacity ?? 0,
     });

@@ -280,6 +280,8 @@ describe('the web console, in headless Chromium, on the demo data', () => {
 
   it('GET /api/v1/events sends a viewer the changes of its team only', async () => {
     const controller = new AbortController();
+    // A stream that never brings the change fails the test in 5 s rather than hang it.
+    const give = setTimeout(() => controller.abort(new Error('no change came within 5 s')), 5000);
     const answer = await fetch(`${stack.url}/api/v1/events`, {
       headers: { authorization: `Bearer ${viewerToken}` },
       signal: controller.signal,
@@ -299,6 +301,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     await recordNote(stack.sql, 'code', 'note', 'a note of code, in team web');
     await recordNote(stack.sql, 'chat', 'note', 'a note of chat, in team ml');
     await readUntil(/a note of chat/);
+    clearTimeout(give);
     controller.abort();
     assert.match(text, /event: decision\ndata: \{"model":"chat"/);
     assert.doesNotMatch(text, /"model":"(code|embed)"/);

@@ -26,8 +26,11 @@ export type Change =
     };
 
 export interface ChangeFeed {
-  /** Calls `listener` with each batch of changes until the returned function is called. */
-  subscribe(listener: (changes: Change[]) => void): () => void;
+  /**
+   * Calls `listener` with each batch of changes after the moment it resolves (the feed knows then
+   * where the store stands), until the function it resolves to is called.
+   */
+  subscribe(listener: (changes: Change[]) => void): Promise<() => void>;
 }
 
 /**
@@ -44,13 +47,18 @@ export function changeFeed(
 ): ChangeFeed {
   const listeners = new Set<(changes: Change[]) => void>();
   let timer: NodeJS.Timeout | undefined;
-  let cursor: { decision: number; replica: string; zones: Map<string, LoadZone> } | undefined;
+  let cursor: Promise<{ decision: number; replica: string; zones: Map<string, LoadZone> }> | undefined;
   let looks = 0;
+  const start = async () => ({
+    decision: await newestDecisionId(sql),
+    replica: await storeNow(sql),
+    zones: new Map<string, LoadZone>(),
+  });
 
   const poll = async () => {
-    cursor ??= { decision: await newestDecisionId(sql), replica: await storeNow(sql), zones: new Map() };
+    if (!cursor) return;
     // Kept as a constant: a stream that stops meanwhile clears the shared cursor, not this look's.
-    const at = cursor;
+    const at = await cursor;
     // Zones need the whole snapshot: weighed every ZONE_EVERY looks (a second), not on each.
     const [decisions, replicas, zones] = await Promise.all([
       decisionsAfter(sql, at.decision),
@@ -82,8 +90,15 @@ export function changeFeed(
   };
 
   return {
-    subscribe(listener) {
+    async subscribe(listener) {
       listeners.add(listener);
+      cursor ??= start();
+      // A stream that began before this one shares its cursor; one that failed to start is tried again.
+      await cursor.catch((error) => {
+        cursor = undefined;
+        listeners.delete(listener);
+        throw error;
+      });
       if (!timer) schedule();
       return () => {
         listeners.delete(listener);

@@ -20,12 +20,13 @@ export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console
   app.get('/events', permits('read'), async (c) => {
     const [shown, shownDecision] = await Promise.all([visibility(c), decisionsShown(c)]);
     return streamSSE(c, async (stream) => {
-      await stream.writeSSE({ event: 'ready', data: '{}' });
-      const unsubscribe = listen(feed, (change) => {
+      const unsubscribe = await listen(feed, (change) => {
         if (!shown(change.owner)) return;
         const data = change.kind === 'decision' ? shownDecisionChange(change, shownDecision) : change.change;
         void stream.writeSSE({ event: change.kind, data: JSON.stringify(data) });
       });
+      // Only now: every change from here on is sent.
+      await stream.writeSSE({ event: 'ready', data: '{}' });
       const keepAlive = setInterval(() => void stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
       await new Promise<void>((resolve) => stream.onAbort(resolve));
       clearInterval(keepAlive);
