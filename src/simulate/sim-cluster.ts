@@ -13,6 +13,8 @@ export class SimCluster {
   readonly gpuMs = new Map<string, number>();
   /** Every replica start (churn), in order. */
   starts: { model: string; at: number }[] = [];
+  /** Every drain of a replica that had started (scale-down, reclaim, preemption), in order. */
+  readonly drains: { model: string; at: number }[] = [];
   private readonly since = new Map<string, number>();
   private serial = 0;
 
@@ -53,6 +55,7 @@ export class SimCluster {
     }
     replica.state = 'draining';
     replica.preempted_for = preemptedFor;
+    this.drains.push({ model: replica.model, at: now });
     this.since.set(replica.id, now);
   }
 

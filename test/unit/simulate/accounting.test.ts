@@ -61,3 +61,34 @@ describe('a step load', () => {
     assert.equal(runs.find((r) => r.policy === 'static-peak')!.cluster.of('chat').length, 3);
   });
 });
+
+describe('a step down', () => {
+  // 20 in flight on 3 replicas, then 4 from 100.5 s: 1 replica would do.
+  const drop = FROM + 100_500;
+  const load = loadOf(
+    { chat: [...held(4, FROM - 1000, HOUR_MS), ...held(16, FROM - 1000, 101_500)] },
+    800_000,
+  );
+  const { runs } = runPolicies(scene(), load);
+  const firstDrain = Object.fromEntries(
+    runs.map((run) => [run.policy, (run.cluster.drains.find((d) => d.at >= drop)?.at ?? Number.NaN) - drop]),
+  );
+
+  it('is met by llmgw once the scale-down condition has held for the 120 s window', () => {
+    // The report at 101 s starts the window; the resync pass at 221 s finds it held for 120 s.
+    assert.equal(firstDrain.llmgw, 120_500);
+  });
+
+  it('is met by HPA once the last recommendation of 3 (the 105 s sync) has left its 300 s window', () => {
+    assert.equal(firstDrain['hpa-keda'], 319_500);
+  });
+
+  it("is met by Ray Serve after its 600 s downscale delay, counted from the look-back's first lower ask", () => {
+    // At 110 s the mean of the 80..110 s reports (16) asks for 2 of 3; at 710 s it goes down to 1.
+    assert.equal(firstDrain['ray-serve-c'], 609_500);
+  });
+
+  it('is not met by the static allocation', () => {
+    assert.ok(Number.isNaN(firstDrain['static-peak']));
+  });
+});
