@@ -92,3 +92,14 @@ describe('a step down', () => {
     assert.ok(Number.isNaN(firstDrain['static-peak']));
   });
 });
+
+describe('the stale-load rule', () => {
+  it('keeps llmgw from scaling down once the last report is older than 60 s: no requests, no reports', () => {
+    // 20 in flight until 100.5 s, then none: the gateway's last report (0) goes stale at 161 s, before
+    // the 120 s window has held, and unknown load moves nothing.
+    const idle = loadOf({ chat: held(20, FROM - 1000, 101_500) }, 800_000);
+    const llmgw = runPolicies(scene(), idle).runs.find((run) => run.policy === 'llmgw')!;
+    assert.deepEqual(llmgw.cluster.drains, []);
+    assert.equal(llmgw.cluster.of('chat').length, 3);
+  });
+});
