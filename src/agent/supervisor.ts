@@ -95,8 +95,6 @@ export class Supervisor {
    * with the reason and the end of its log.
    */
   start(request: ReplicaStart): Promise<EngineRecord> {
-    const running = this.list().find((r) => r.replica === request.replica);
-    if (running) return Promise.resolve(running);
     const inFlight = this.starts.get(request.replica) ?? this.launch(request);
     this.starts.set(request.replica, inFlight);
     const done = () => this.starts.delete(request.replica);
@@ -105,6 +103,10 @@ export class Supervisor {
   }
 
   private async launch(request: ReplicaStart): Promise<EngineRecord> {
+    const known = this.list().find((r) => r.replica === request.replica);
+    if (known && this.watchers.has(known.replica)) return known;
+    // Known but not watched: an engine adopt() found silent. It is not trusted to become ready; a new one is.
+    if (known) await this.stop(known.replica);
     const log = this.logPath(request.replica);
     const port = await freePort();
     const command = engineCommand(request.engine, { ...request, port });
@@ -159,9 +161,8 @@ export class Supervisor {
     const ready = await waitUntilReady(record.url, timeoutS * 1000, exited);
     starting = false;
     if (ready) return record;
-    if (this.stopping.has(request.replica))
-      throw new Error(`replica ${request.replica} was stopped while it started`);
     const exitedFirst = await Promise.race([exited, Promise.resolve(null)]);
+    if (exitedFirst?.asked) throw new Error(`replica ${request.replica} was stopped while it started`);
     if (exitedFirst) throw new Error(exitedFirst.exit.reason);
     await this.stop(request.replica);
     throw new Error(

@@ -5,7 +5,7 @@
 // leaves no process of the engine's group; a stand-in nvidia-smi with 8 GPUs gives two 4-GPU replicas
 // disjoint CUDA_VISIBLE_DEVICES, as the engines themselves saw them; a restarted agent adopts what runs.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,19 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, with
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 };
+
+/** What engines.json says of an engine on a port nothing answers on. */
+const silentRecord = (replica: string, pid: number) => ({
+  replica,
+  model: 'chat',
+  kind: 'sim' as const,
+  pid,
+  port: 9,
+  url: 'http://127.0.0.1:9',
+  gpus: [],
+  log: '',
+  started_at: new Date().toISOString(),
+});
 
 /** A command engine in node: writes the environment it was given to `out`, then answers 200 to anything. */
 const envWriter = (out: string): EngineSpec => ({
@@ -112,6 +125,27 @@ describe('the engine supervisor, with real engines', () => {
     const again = await supervisor.start(sim);
     assert.equal(again.pid, first.pid);
     assert.equal(supervisor.list().length, 1);
+  });
+
+  it('gives two starts of one replica at once one engine', async () => {
+    const replica = { ...sim, replica: 'chat-twice-1' };
+    const [a, b] = await Promise.all([supervisor.start(replica), supervisor.start(replica)]);
+    assert.equal(a.pid, b.pid);
+    assert.equal(supervisor.list().filter((r) => r.replica === replica.replica).length, 1);
+    await supervisor.stop(replica.replica);
+    assert.equal(groupSize(a.pid), 0);
+  });
+
+  it('fails a start that a stop cuts short, saying so', async () => {
+    const starting = supervisor.start({
+      ...sim,
+      replica: 'chat-cut-1',
+      engine: { kind: 'command', argv: ['sleep', '600'], start_timeout_s: 60 },
+    });
+    await until('the engine to be running', () => supervisor.list().some((r) => r.replica === 'chat-cut-1'));
+    await supervisor.stop('chat-cut-1');
+    await assert.rejects(starting, { message: 'replica chat-cut-1 was stopped while it started' });
+    assert.equal(exits.length, 0);
   });
 
   it("starts GuideLLM's mock server as a command engine: ready, answering chats under the model's name", async () => {
@@ -289,6 +323,24 @@ describe('the engine supervisor, with real engines', () => {
       );
       assert.deepEqual(supervisor.list(), []);
       assert.equal(exits.length, 1, 'the agent that was stopped reports nothing more');
+    });
+
+    it('a restarted agent keeps an engine that runs but does not answer, and replaces it when asked to start it', async () => {
+      // As an agent killed while its engine loaded would leave it: running, listed, not serving.
+      const loading = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+      const record = silentRecord('chat-loading-1', loading.pid!);
+      writeFileSync(join(home, 'engines.json'), JSON.stringify({ engines: [record] }));
+      const restarted = new Supervisor({ home });
+      assert.deepEqual(await restarted.adopt(), { adopted: [], gone: [], silent: [record] });
+      const engine = await restarted.start({ ...sim, replica: 'chat-loading-1' });
+      assert.equal(groupSize(loading.pid!), 0);
+      assert.notEqual(engine.pid, loading.pid);
+      assert.deepEqual(
+        restarted.list().map((r) => r.pid),
+        [engine.pid],
+      );
+      await restarted.stop(engine.replica);
+      restarted.close();
     });
   });
 });
