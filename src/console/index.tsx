@@ -22,6 +22,9 @@ export interface ConsoleOptions {
   temporalWorkflows: string;
 }
 
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'";
+
 type Env = { Variables: { page: Omit<PageContext, 'query' | 'status' | 'now'> } };
 
 /**
@@ -31,6 +34,12 @@ type Env = { Variables: { page: Omit<PageContext, 'query' | 'status' | 'now'> } 
 export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOptions) {
   const now = deps.now ?? Date.now;
   const app = new Hono<Env>();
+  // The browser itself holds the console to its own files: nothing loads from elsewhere, no other
+  // site frames it, its forms post only to it. Bars set their widths inline, hence style attributes.
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('content-security-policy', CONTENT_SECURITY_POLICY);
+  });
   app.route('/assets', assetRoutes());
   // Forms post only from the console's own pages (Origin and Sec-Fetch-Site are checked).
   app.use('*', csrf());

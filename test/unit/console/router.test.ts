@@ -50,7 +50,12 @@ describe('the console at /ui, before anyone signs in', () => {
       assert.equal(answer.status, 200);
       assert.match(answer.headers.get('content-type') ?? '', new RegExp(type));
     }
-    const page = await (await app.request('/ui/sign-in')).text();
+    const answer = await app.request('/ui/sign-in');
+    assert.match(
+      answer.headers.get('content-security-policy') ?? '',
+      /default-src 'self'.*frame-ancestors 'none'/,
+    );
+    const page = await answer.text();
     assert.doesNotMatch(page, /(src|href)="(https?:)?\/\//);
     assert.match(page, /<form class="sign-in" method="post" action="\/ui\/sign-in">/);
   });
