@@ -14,7 +14,7 @@ const SCENARIOS = join(REPO_ROOT, 'bench', 'simulate', 'scenarios');
 /** The hour of the Azure trace on room for both models, then on too little room under two teams. */
 export const DEFAULT_SCENARIOS = [join(SCENARIOS, 'azure.yaml'), join(SCENARIOS, 'contention.yaml')];
 
-export const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR] [--skip-placement]
+const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR] [--skip-placement]
 
 Replays each scenario's traces through llmgw's policy and its peers on a simulated clock, and prints
 their figures. --scenario: a scenario YAML, may be repeated (default: azure.yaml and contention.yaml

@@ -13,7 +13,6 @@ export interface PolicyFigures {
   started: number;
   /** The most requests waiting for a slot at any tick. */
   largestShortfall: number;
-  requests: number;
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -43,7 +42,6 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
       gpuHours: (run.cluster.gpuMs.get(model) ?? 0) / 3_600_000,
       started: run.cluster.starts.filter((s) => s.model === model).length,
       largestShortfall: shortfall,
-      requests: waits.length,
     };
   });
 }

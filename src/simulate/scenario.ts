@@ -99,7 +99,7 @@ function failOn<T>(parsed: z.ZodSafeParseResult<T>, source: string): T {
   throw new Error(`${source}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
 }
 
-export function parseModels(text: string, source: string): Model[] {
+function parseModels(text: string, source: string): Model[] {
   return parseAllDocuments(text)
     .filter((document) => document.contents !== null)
     .map((document, i) => {
