@@ -23,7 +23,7 @@ of bench/simulate/scenarios); --data: the folder of the traces (default LLMGW_SI
 are placed on its 1,213 nodes by llmgw's best fit, dot product and first fit (--skip-placement: not).`;
 
 /** `llmgw simulate` (and `npm run bench -- simulate`): prints the table, the goal and a RESULT line. */
-export async function runSimulate(args: string[], resultName = 'simulate'): Promise<void> {
+export async function runSimulate(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -65,7 +65,7 @@ export async function runSimulate(args: string[], resultName = 'simulate'): Prom
     Object.assign(results, placementPairs(runs));
   }
   const wall = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(resultLine(resultName, { wall_s: wall, ...results }));
+  console.log(resultLine('simulate', { wall_s: wall, ...results }));
 }
 
 async function writeCharts(dir: string, name: string, runs: RunResult[], figures: PolicyFigures[]) {
