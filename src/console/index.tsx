@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { csrf } from 'hono/csrf';
-import { identify } from '../api/auth/authenticate.ts';
+import { identify, sourceAddress } from '../api/auth/authenticate.ts';
+import type { AuthFailures } from '../api/auth/failures.ts';
 import { scopeTree } from '../api/auth/guard.ts';
 import { type Identity, may } from '../api/auth/permissions.ts';
 import type { ApiDeps } from '../api/deps.ts';
@@ -20,6 +21,8 @@ import { treePage } from './tree-page.tsx';
 export interface ConsoleOptions {
   /** The Temporal UI's page of the namespace's workflows, e.g. http://localhost:8233/namespaces/default/workflows. */
   temporalWorkflows: string;
+  /** Where a refused sign-in is counted and logged, as the API's refused requests are. */
+  failures: AuthFailures;
 }
 
 const CONTENT_SECURITY_POLICY =
@@ -49,9 +52,14 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   app.post('/sign-in', async (c) => {
     const form = await c.req.parseBody();
     const secret = typeof form.token === 'string' ? form.token.trim() : '';
-    const found = secret
-      ? await signedIn(deps, secret, now())
-      : { status: 400 as const, why: 'give a token' };
+    if (!secret) return c.html(<SignInPage problem="give a token" />, 400);
+    const found = await signedIn(deps, secret, now());
+    // Counted and logged as the API counts a refused token, so that guessing here is seen as well.
+    if ('refused' in found) {
+      const from = sourceAddress(c);
+      if (found.refused === 'unknown') options.failures.refused('unknown', from);
+      else options.failures.expired(found.token, from);
+    }
     if ('status' in found) return c.html(<SignInPage problem={found.why} />, found.status);
     startSession(c, secret);
     return c.redirect('/ui/tree', 303);
@@ -70,7 +78,8 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
       endSession(c);
       return c.redirect('/ui/sign-in', 303);
     }
-    c.set('page', { api: apiAs(api, secret), viewer: found.viewer, sql: deps.sql, ...options });
+    const { temporalWorkflows } = options;
+    c.set('page', { api: apiAs(api, secret), viewer: found.viewer, sql: deps.sql, temporalWorkflows });
     await next();
   });
 
@@ -115,20 +124,28 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   return app;
 }
 
-/** The viewer a token signs in as, or why it may not: unknown (401), or a role that reads nothing (403). */
+/**
+ * The viewer a token signs in as, or why it may not: unknown or expired (401, answered alike, as the
+ * API answers them), or a role that reads nothing (403).
+ */
 async function signedIn(
   deps: ApiDeps,
   secret: string,
   now: number,
-): Promise<{ viewer: Viewer } | { status: 401 | 403; why: string }> {
+): Promise<
+  | { viewer: Viewer }
+  | ({ status: 401; why: string } & Exclude<Awaited<ReturnType<typeof identify>>, { identity: unknown }>)
+  | { status: 403; why: string }
+> {
   const found = await identify(deps.sql, secret, now);
-  if ('refused' in found) return { status: 401, why: 'this token is unknown, was revoked or expired' };
+  if ('refused' in found)
+    return { status: 401, why: 'this token is unknown, was revoked or expired', ...found };
   const tree = scopeTree(await listScopes(deps.sql));
   const verdict = may(found.identity, 'read', undefined, tree.label);
   if (!verdict.allowed) return { status: 403, why: `the console only reads: ${verdict.why}` };
   return { viewer: { who: found.identity, described: described(found.identity, tree.label) } };
 }
 
-/** `viewer of team:Acme/ml`, `admin`. */
+/** `viewer of team Acme / ml`, `admin`. */
 const described = (who: Identity, label: (key: NonNullable<Identity['scope']>) => string) =>
   who.scope ? `${who.role} of ${label(who.scope)}` : who.role;

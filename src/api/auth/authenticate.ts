@@ -70,7 +70,7 @@ export const bearerSecret = (header: string | undefined) => BEARER.exec(header ?
 const UNKNOWN = 'this one is unknown, was revoked or expired';
 
 /** The peer of the connection (not a forwarded-for header, which anyone can write). */
-const sourceAddress = (c: Context): string =>
+export const sourceAddress = (c: Context): string =>
   (c.env?.incoming ? getConnInfo(c).remote.address : undefined) ?? 'an unknown address';
 
 const unauthorized = (c: Context, why: string) =>
