@@ -93,7 +93,8 @@ describe('the engine supervisor, with real engines', () => {
   it('starts the sim engine as a process: ready, answering chats, its load scraped from /metrics', async () => {
     const engine = await supervisor.start(sim);
     assert.match(engine.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal(groupSize(engine.pid), 1);
+    // node, and the esbuild service tsx starts for it while it loads: one group.
+    assert.ok(groupSize(engine.pid) >= 1);
     assert.equal((await chat(engine.url, 'chat')).choices.length, 1);
     const gauges = loadGaugesOf(sim.engine)!;
     assert.deepEqual(await scrapeLoad(engine.url, gauges), { running: 0, waiting: 0 });
@@ -184,7 +185,8 @@ describe('the engine supervisor, with real engines', () => {
       supervisor.list().map((r) => r.replica),
       ['chat-guidellm-1'],
     );
-    assert.equal(groupSize(engine.pid), 0);
+    // What the engine forked is killed with it: a dead engine's workers would hold its GPUs.
+    await until('the rest of its group to be killed', () => groupSize(engine.pid) === 0, 5000);
   });
 
   it('stops an engine with SIGTERM to its group: no process of it is left, and no failure is reported', async () => {
