@@ -19,6 +19,14 @@ const PROBES = {
     `src/workflows/${tag}.ts`,
     "import { createActivities } from '../activities/index.ts';\nexport const w = createActivities;\n",
   ],
+  agentImportsStore: [
+    `src/agent/${tag}.ts`,
+    "import type { Sql } from '../store/db.ts';\nexport type A = Sql;\n",
+  ],
+  cleanAgent: [
+    `src/agent/${tag}clean.ts`,
+    "import type { EngineSpec } from '../api/schemas/engine.ts';\nimport { tailLines } from './engine-log.ts';\nexport const c = [tailLines] as unknown as EngineSpec;\n",
+  ],
   cycleA: [`src/${tag}a.ts`, `import { b } from './${tag}b.ts';\nexport const a = () => b;\n`],
   cycleB: [`src/${tag}b.ts`, `import { a } from './${tag}a.ts';\nexport const b = () => a;\n`],
   // Type-only imports vanish at run time, but a cycle of them still ties the two files together.
@@ -78,6 +86,10 @@ describe('the layers the linter enforces', () => {
     assert.deepEqual(rulesOf('workflowImportsActivities'), ['noRestrictedImports']);
   });
 
+  it('refuses an agent file that imports the store (nodes reach the control plane through its API)', () => {
+    assert.deepEqual(rulesOf('agentImportsStore'), ['noRestrictedImports']);
+  });
+
   it('refuses two files that import each other', () => {
     assert.deepEqual(rulesOf('cycleA'), ['noImportCycles']);
     assert.deepEqual(rulesOf('cycleB'), ['noImportCycles']);
@@ -88,8 +100,9 @@ describe('the layers the linter enforces', () => {
     assert.deepEqual(rulesOf('typeCycleB'), ['noImportCycles']);
   });
 
-  it('passes a policy file on domain and itself, and a workflow on Temporal, domain and activity types', () => {
+  it('passes a policy file on domain and itself, a workflow on Temporal, domain and activity types, an agent file on the API schemas', () => {
     assert.deepEqual(rulesOf('cleanPolicy'), []);
     assert.deepEqual(rulesOf('cleanWorkflow'), []);
+    assert.deepEqual(rulesOf('cleanAgent'), []);
   });
 });
