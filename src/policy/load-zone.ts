@@ -1,4 +1,8 @@
+import type { Model } from '../domain/model.ts';
+import { loadOf } from './load.ts';
+import { modelFigures } from './model-figures.ts';
 import { underSeventyPercent } from './scale-down.ts';
+import type { View } from './view.ts';
 
 /**
  * Where a model's load stands against its capacity at SLO, as far as waking its reconciler goes:
@@ -20,3 +24,29 @@ export function loadZone(inFlight: number, replicaConcurrency: readonly number[]
   }
   return 'within';
 }
+
+/** What a load report is weighed on: the model's load (0 when unknown), its capacity at SLO and its zone. */
+export interface LoadStanding {
+  inFlight: number;
+  capacity: number;
+  zone: LoadZone;
+}
+
+export function loadStanding(view: View, model: Model): LoadStanding {
+  const figures = modelFigures(view, model);
+  const inFlight = loadOf(view, model.name).inFlight ?? 0;
+  return {
+    inFlight,
+    capacity: figures.capacity,
+    zone: loadZone(inFlight, figures.serving.map(figures.concurrency)),
+  };
+}
+
+/**
+ * Whether a report wakes the reconciler last told at `last`: its zone changed, or its capacity did while
+ * it is out of the steady zone (a replica came or went and it may still need to act).
+ */
+export const wakesReconciler = (
+  last: Omit<LoadStanding, 'inFlight'> | undefined,
+  now: LoadStanding,
+): boolean => !last || last.zone !== now.zone || (now.zone !== 'within' && last.capacity !== now.capacity);

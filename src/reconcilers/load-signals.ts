@@ -2,9 +2,7 @@
 // reconciler. Not part of the workflow bundle.
 import type { Model } from '../domain/model.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { loadOf } from '../policy/load.ts';
-import { type LoadZone, loadZone } from '../policy/load-zone.ts';
-import { modelFigures } from '../policy/model-figures.ts';
+import { type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
 import { buildView } from '../policy/view.ts';
 import type { Sql } from '../store/db.ts';
 import { putLoadReport, readLoad } from '../store/load.ts';
@@ -69,21 +67,20 @@ export class LoadSignals {
       measurements,
       load,
     });
-    const figures = modelFigures(view, model);
-    const total = loadOf(view, model.name).inFlight ?? 0;
-    const zone = loadZone(total, figures.serving.map(figures.concurrency));
+    const standing = loadStanding(view, model);
+    const { zone, capacity, inFlight: total } = standing;
 
     const last = this.last.get(model.name);
-    const changed = !last || last.zone !== zone || (zone !== 'within' && last.capacity !== figures.capacity);
+    const changed = wakesReconciler(last, standing);
     const signalled = changed && (!last || at - last.at >= MIN_SIGNAL_GAP_MS);
     if (signalled) {
-      this.last.set(model.name, { zone, capacity: figures.capacity, at });
+      this.last.set(model.name, { zone, capacity, at });
       this.ensured.set(model.name, at);
       await this.reconcilers.tell([model.name], 'loadChanged');
     } else if (at - (this.ensured.get(model.name) ?? Number.NEGATIVE_INFINITY) >= MIN_ENSURE_GAP_MS) {
       this.ensured.set(model.name, at);
       await this.reconcilers.ensure([model.name]);
     }
-    return { model: model.name, in_flight: total, capacity_at_slo: figures.capacity, zone, signalled };
+    return { model: model.name, in_flight: total, capacity_at_slo: capacity, zone, signalled };
   }
 }

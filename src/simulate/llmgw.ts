@@ -2,9 +2,7 @@ import type { Decision } from '../domain/decision.ts';
 import { EMPTY_MEMORY, type ModelMemory, type Snapshot } from '../domain/snapshot.ts';
 import { REFRESH_EVERY_MS } from '../gateway/load-reporter.ts';
 import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
-import { loadOf } from '../policy/load.ts';
-import { type LoadZone, loadZone } from '../policy/load-zone.ts';
-import { modelFigures } from '../policy/model-figures.ts';
+import { type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
 import { startRefusal } from '../policy/reservation.ts';
 import { resyncAfter } from '../policy/resync.ts';
 import { buildView, type View } from '../policy/view.ts';
@@ -52,14 +50,11 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     return true;
   }
 
-  /** Whether a load report wakes the reconciler: its zone changed, or its capacity while out of the steady zone. */
+  /** Whether a load report wakes the reconciler, as the load endpoint weighs it (reconcilers/load-signals.ts). */
   function signals(view: View, model: string, state: Reconciler): boolean {
-    const spec = view.models.get(model)!;
-    const figures = modelFigures(view, spec);
-    const zone = loadZone(loadOf(view, model).inFlight ?? 0, figures.serving.map(figures.concurrency));
-    const last = state.signalled;
-    if (last && last.zone === zone && (zone === 'within' || last.capacity === figures.capacity)) return false;
-    state.signalled = { zone, capacity: figures.capacity };
+    const standing = loadStanding(view, view.models.get(model)!);
+    if (!wakesReconciler(state.signalled, standing)) return false;
+    state.signalled = { zone: standing.zone, capacity: standing.capacity };
     return true;
   }
 

@@ -1,8 +1,6 @@
 import type { ScopeKey } from '../../../domain/scope.ts';
 import type { PolicySettings } from '../../../domain/snapshot.ts';
-import { loadOf } from '../../../policy/load.ts';
-import { type LoadZone, loadZone } from '../../../policy/load-zone.ts';
-import { modelFigures } from '../../../policy/model-figures.ts';
+import { type LoadZone, loadStanding } from '../../../policy/load-zone.ts';
 import { buildView } from '../../../policy/view.ts';
 import type { Sql } from '../../../store/db.ts';
 import { readSnapshot } from '../../../store/snapshot.ts';
@@ -19,14 +17,7 @@ export interface ZoneOfModel {
 export async function loadZones(sql: Sql, now: number, settings: PolicySettings): Promise<ZoneOfModel[]> {
   const view = buildView(await readSnapshot(sql, now, settings));
   return [...view.models.values()].map((model) => {
-    const figures = modelFigures(view, model);
-    const inFlight = loadOf(view, model.name).inFlight ?? 0;
-    return {
-      model: model.name,
-      owner: model.owner,
-      zone: loadZone(inFlight, figures.serving.map(figures.concurrency)),
-      in_flight: inFlight,
-      capacity_at_slo: figures.capacity,
-    };
+    const { zone, inFlight, capacity } = loadStanding(view, model);
+    return { model: model.name, owner: model.owner, zone, in_flight: inFlight, capacity_at_slo: capacity };
   });
 }
