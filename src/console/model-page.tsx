@@ -8,7 +8,7 @@ import type { StoredDecision } from '../store/decisions.ts';
 import { ApiRefusal } from './api-client.ts';
 import { Page, Problem } from './layout.tsx';
 import { LoadMeter, pendingReason, replicaCounts } from './model-summary.tsx';
-import type { PageContext } from './page-context.ts';
+import { type PageContext, reconcilerLink } from './page-context.ts';
 
 type ModelDetail = ModelSummary & { profiles: Profile[] };
 
@@ -52,7 +52,7 @@ export async function modelPage(ctx: PageContext, name: string) {
           {model.target_tokens_per_sec !== undefined
             ? ` · target ${model.target_tokens_per_sec} tokens/s`
             : ''}{' '}
-          · <a href={`${ctx.temporalWorkflows}/reconcile:${path}`}>reconciler in Temporal</a>
+          · <a href={reconcilerLink(ctx, name)}>reconciler in Temporal</a>
         </p>
         <p class="replicas">Replicas: {replicaCounts(model.replicas)}</p>
         <LoadMeter summary={model} />

@@ -3,7 +3,7 @@ import { loadHistory } from '../store/changes.ts';
 import { Sparkline } from './figures.tsx';
 import { Page } from './layout.tsx';
 import { LoadMeter, pendingReason, replicaCounts } from './model-summary.tsx';
-import type { PageContext } from './page-context.ts';
+import { type PageContext, reconcilerLink } from './page-context.ts';
 
 const HOUR_MS = 3600_000;
 
@@ -55,7 +55,7 @@ function ModelRow(props: {
       <td data-label="Model">
         <a href={`/ui/models/${encodeURIComponent(model.name)}`}>{model.name}</a>
         <br />
-        <a class="small" href={`${ctx.temporalWorkflows}/reconcile:${encodeURIComponent(model.name)}`}>
+        <a class="small" href={reconcilerLink(ctx, model.name)}>
           reconciler in Temporal
         </a>
       </td>

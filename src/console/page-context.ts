@@ -1,4 +1,5 @@
 import type { Sql } from '../store/db.ts';
+import { reconcilerId } from '../workflows/messages.ts';
 import type { Api } from './api-client.ts';
 import type { Viewer } from './layout.tsx';
 
@@ -13,6 +14,10 @@ export interface PageContext {
   now: number;
   /** Sets the answer's status: a form's bad input is a 4xx, with the page around its sentence. */
   status: (code: number) => void;
-  /** Where a model's reconciler shows in the Temporal UI; its workflow ID is appended. */
+  /** The Temporal UI's list of the namespace's workflows. */
   temporalWorkflows: string;
 }
+
+/** The Temporal UI's list filtered to the model's reconciler: its current run and the runs it continued from. */
+export const reconcilerLink = (ctx: Pick<PageContext, 'temporalWorkflows'>, model: string) =>
+  `${ctx.temporalWorkflows}?query=${encodeURIComponent(`WorkflowId="${reconcilerId(model)}"`)}`;

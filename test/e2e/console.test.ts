@@ -135,6 +135,11 @@ describe('the web console, in headless Chromium, on the demo data', () => {
         assert.ok(row.includes(model.last_decision.reason), row);
       }
       assert.equal(await admin.locator('tr[data-model] svg.sparkline').count(), models.length);
+      // Each reconciler in the Temporal UI: its workflow ID, in the namespace the stack runs in.
+      assert.equal(
+        await admin.locator('tr[data-model="chat"] a.small').getAttribute('href'),
+        `http://localhost:8233/namespaces/${stack.config.temporalNamespace}/workflows?query=${encodeURIComponent('WorkflowId="reconcile:chat"')}`,
+      );
       return true;
     });
     await admin.screenshot({ path: join(SHOTS, 'models.png'), fullPage: true });
@@ -275,15 +280,22 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     assert.equal(await viewer.locator('nav a[href="/ui/quota-preview"]').count(), 0);
     const refused = await viewer.goto(`${stack.url}/ui/quota-preview`);
     assert.equal(refused?.status(), 403);
+    // A revoked token signs the console out at its next page, as it stops the API at once.
+    await ok(stack, 'DELETE', '/api/v1/tokens/ml-viewer');
+    await viewer.goto(`${stack.url}/ui/models`);
+    assert.match(viewer.url(), /\/ui\/sign-in$/);
+    assert.deepEqual(await viewer.context().cookies(), []);
     await viewer.context().close();
   });
 
   it('GET /api/v1/events sends a viewer the changes of its team only', async () => {
+    // The first viewer's token is revoked by now.
+    const streamToken = await stack.token({ name: 'ml-viewer-2', role: 'viewer', scope: 'team:Acme/ml' });
     const controller = new AbortController();
     // A stream that never brings the change fails the test in 5 s rather than hang it.
     const give = setTimeout(() => controller.abort(new Error('no change came within 5 s')), 5000);
     const answer = await fetch(`${stack.url}/api/v1/events`, {
-      headers: { authorization: `Bearer ${viewerToken}` },
+      headers: { authorization: `Bearer ${streamToken}` },
       signal: controller.signal,
     });
     assert.equal(answer.status, 200);
