@@ -275,7 +275,9 @@ describe('API description and operations', () => {
         `/api/v1/models/${model}`,
         {
           max_replicas: 1,
-          profiles: [{ name: 'p', resources: { gpus: 1 }, engine: { kind: 'command', args: ['\u0000'] } }],
+          profiles: [
+            { name: 'p', resources: { gpus: 1 }, engine: { kind: 'command', argv: ['serve', '\u0000'] } },
+          ],
         },
       ],
       [
