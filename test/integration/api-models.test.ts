@@ -501,6 +501,23 @@ describe('models API', () => {
       );
     });
 
+    it("refuses an engine's mistakes in one sentence, and creates nothing", async () => {
+      const withEngine = (engine: unknown) =>
+        spec({ profiles: [{ name: 'a', resources: { gpus: 1 }, engine }] });
+      assertError(await put(model, withEngine({ kind: 'vllm' })), 400, 'profiles.0.engine.model is required');
+      assertError(
+        await put(model, withEngine({ kind: 'command', argv: ['serve', '--port={prot}'] })),
+        400,
+        'profiles.0.engine.argv.1 names {prot}, which is no placeholder (they are {port}, {model}, {replica})',
+      );
+      assertError(
+        await put(model, withEngine({ kind: 'sim', max_batch: 0 })),
+        400,
+        'profiles.0.engine.max_batch must be at least 1',
+      );
+      assertError(await detail(model), 404);
+    });
+
     it('refuses an owner that does not resolve, and creates nothing', async () => {
       assertError(await put(model, spec({ owner: 'team:nope' })), 400, 'there is no team "nope"');
       assertError(await put(model, spec({ owner: 'ml' })), 400, /is not org:NAME/);
