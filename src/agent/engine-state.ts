@@ -6,7 +6,8 @@ import type { EngineSpec } from '../api/schemas/engine.ts';
 export interface EngineRecord {
   replica: string;
   model: string;
-  kind: EngineSpec['kind'];
+  /** The profile's engine it runs: what it is scraped by, and what a restarted agent compares with what is wanted. */
+  engine: EngineSpec;
   /** The engine's pid, which is also its process group's ID (it leads a group of its own). */
   pid: number;
   port: number;

@@ -141,7 +141,7 @@ export class Supervisor {
     const record: EngineRecord = {
       replica: request.replica,
       model: request.model,
-      kind: request.engine.kind,
+      engine: request.engine,
       pid: child.pid,
       port,
       url: `http://127.0.0.1:${port}`,

@@ -44,7 +44,7 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, with
 const silentRecord = (replica: string, pid: number) => ({
   replica,
   model: 'chat',
-  kind: 'sim' as const,
+  engine: { kind: 'sim' as const },
   pid,
   port: 9,
   url: 'http://127.0.0.1:9',

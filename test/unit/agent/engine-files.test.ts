@@ -36,7 +36,7 @@ describe('engines.json', () => {
   const record = (replica: string, pid: number): EngineRecord => ({
     replica,
     model: 'chat',
-    kind: 'sim',
+    engine: { kind: 'sim' },
     pid,
     port: 40_000 + pid,
     url: `http://127.0.0.1:${40_000 + pid}`,
