@@ -9,13 +9,11 @@ const HOUR_MS = 3600_000;
 
 /** Every model the token sees: replicas by state, load against capacity, its last hour, its last decision. */
 export async function modelsPage(ctx: PageContext) {
-  const models = await ctx.api.get<ModelSummary[]>('/api/v1/models');
-  // Only the models the API showed are looked up: the history adds figures, never names.
-  const history = await loadHistory(
-    ctx.sql,
-    models.map((m) => m.name),
-    ctx.now - HOUR_MS,
-  );
+  // Read beside the API's answer; only the models it shows are drawn, so the history adds figures, never names.
+  const [models, history] = await Promise.all([
+    ctx.api.get<ModelSummary[]>('/api/v1/models'),
+    loadHistory(ctx.sql, ctx.now - HOUR_MS),
+  ]);
   return (
     <Page title="Models" viewer={ctx.viewer} path="/ui/models" live>
       {models.length === 0 ? (

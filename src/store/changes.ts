@@ -87,35 +87,32 @@ export interface LoadPoint {
 }
 
 /**
- * The figures of these models' passes since `sinceMs`, oldest first (notes carry none), starting with
+ * The figures of every model's passes since `sinceMs`, oldest first (notes carry none), starting with
  * the figures that held at `sinceMs`: those of the last pass before it, moved to `sinceMs`.
  */
-export async function loadHistory(
-  sql: Sql,
-  models: readonly string[],
-  sinceMs: number,
-): Promise<Map<string, LoadPoint[]>> {
-  const history = new Map<string, LoadPoint[]>(models.map((model) => [model, []]));
-  if (models.length === 0) return history;
-  const names = sql(models as string[]);
+export async function loadHistory(sql: Sql, sinceMs: number): Promise<Map<string, LoadPoint[]>> {
   const since = new Date(sinceMs);
-  // Times as epoch milliseconds: thousands of rows, each a Date to parse otherwise.
+  // Times as epoch milliseconds, as the sparkline draws them.
   const rows = await sql<{ model: string; at: number; in_flight: number | null; capacity: number | null }[]>`
-    select model, (extract(epoch from at) * 1000)::float8 as at, (inputs->>'in_flight')::float8 as in_flight, (inputs->>'capacity_at_slo')::float8 as capacity
-    from (
-      (select before.* from unnest(${models as string[]}::text[]) as m(name)
-       cross join lateral (select id, model, at, inputs from decisions
-         where model = m.name and at < ${since} and inputs ? 'capacity_at_slo' order by id desc limit 1) before)
+    select m.name as model, (extract(epoch from p.at) * 1000)::float8 as at,
+      (p.inputs->>'in_flight')::float8 as in_flight, (p.inputs->>'capacity_at_slo')::float8 as capacity
+    from models m cross join lateral (
+      (select id, at, inputs from decisions
+       where model = m.name and at < ${since} and inputs ? 'capacity_at_slo' order by at desc limit 1)
       union all
-      (select id, model, at, inputs from decisions
-       where model in ${names} and at >= ${since} and inputs ? 'capacity_at_slo')
-    ) passes order by model, id`;
+      (select id, at, inputs from decisions
+       where model = m.name and at >= ${since} and inputs ? 'capacity_at_slo')
+    ) p order by m.name, p.id`;
+  const history = new Map<string, LoadPoint[]>();
   for (const row of rows) {
-    history.get(row.model)?.push({
+    const point = {
       at: Math.max(row.at, sinceMs),
       in_flight: row.in_flight,
       capacity_at_slo: row.capacity ?? 0,
-    });
+    };
+    const points = history.get(row.model);
+    if (points) points.push(point);
+    else history.set(row.model, [point]);
   }
   return history;
 }
