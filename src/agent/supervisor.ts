@@ -15,7 +15,7 @@ export const agentHome = (env: NodeJS.ProcessEnv = process.env) =>
   env.LLMGW_AGENT_HOME || join(homedir(), '.llmgw-agent');
 
 /** Lines of an engine's log a failure carries: enough to see why, short enough for a replica's reason. */
-export const EXIT_LINES = 10;
+const EXIT_LINES = 10;
 
 /** How long after SIGTERM an engine's group gets SIGKILL (issue 12: "then SIGKILL after 10 s"). */
 const STOP_GRACE_MS = 10_000;
@@ -205,8 +205,9 @@ export class Supervisor {
     const found = { adopted: [] as EngineRecord[], gone: [] as EngineRecord[], silent: [] as EngineRecord[] };
     for (const record of this.list()) {
       if (this.watchers.has(record.replica)) continue;
-      if (!groupAlive(record.pid)) {
-        this.state.remove(record.replica);
+      if (!engineRuns(record.pid)) {
+        // Workers its leader left behind would hold its GPUs: they go with it.
+        this.forget(record, true);
         found.gone.push(record);
       } else if (await answersReady(record.url)) {
         this.watchAdopted(record);
@@ -227,7 +228,7 @@ export class Supervisor {
 
   private watchAdopted(record: EngineRecord) {
     const timer = setInterval(async () => {
-      if (groupAlive(record.pid) || this.stopping.has(record.replica)) return;
+      if (engineRuns(record.pid) || this.stopping.has(record.replica)) return;
       clearInterval(timer);
       const exit = await this.ended(
         record.replica,
@@ -267,7 +268,7 @@ const logEnd = (lines: string[]) => (lines.length > 0 ? `; its log ends:\n${line
 
 /**
  * A port nothing listens on now, for the engine to take. Another process may take it in between;
- * the engine then fails to bind and its exit says so, and the start is retried on another port.
+ * the engine then fails to bind and its exit says so, and a retried start picks another port.
  */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -286,6 +287,19 @@ function signalGroup(pgid: number, signal: NodeJS.Signals) {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
+}
+
+/**
+ * Whether an engine's leading process still runs, and still leads its group: a pid the system gave
+ * to another process since leads no group of that ID.
+ */
+function engineRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return groupAlive(pid);
 }
 
 /** Whether any process of the group is left (signal 0 checks without sending). */

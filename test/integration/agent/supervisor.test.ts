@@ -40,6 +40,19 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, with
   }
 };
 
+/** An engine that forks a worker (as vLLM and SGLang do) and ignores SIGTERM. */
+const stubbornForking: EngineSpec = {
+  kind: 'command',
+  argv: [
+    process.execPath,
+    '-e',
+    `process.on('SIGTERM', () => console.log('SIGTERM: not stopping'));
+     require('child_process').spawn('sleep', ['600'], { stdio: 'inherit' });
+     require('http').createServer((q, s) => s.end('{}')).listen(Number(process.argv[1]), '127.0.0.1');`,
+    '{port}',
+  ],
+};
+
 /** What engines.json says of an engine on a port nothing answers on. */
 const silentRecord = (replica: string, pid: number) => ({
   replica,
@@ -204,17 +217,7 @@ describe('the engine supervisor, with real engines', () => {
     const engine = await impatient.start({
       ...sim,
       replica: 'chat-stubborn-1',
-      engine: {
-        kind: 'command',
-        argv: [
-          process.execPath,
-          '-e',
-          `process.on('SIGTERM', () => console.log('SIGTERM: not stopping'));
-           require('child_process').spawn('sleep', ['600'], { stdio: 'inherit' });
-           require('http').createServer((q, s) => s.end('{}')).listen(Number(process.argv[1]), '127.0.0.1');`,
-          '{port}',
-        ],
-      },
+      engine: stubbornForking,
     });
     await until('its worker to fork', () => groupSize(engine.pid) === 2);
     const asked = Date.now();
@@ -317,7 +320,7 @@ describe('the engine supervisor, with real engines', () => {
       assert.deepEqual(found, { adopted: [first], gone: [second], silent: [] });
       assert.deepEqual(supervisor.list(), [first]);
       // An adopted engine is no child of this agent: its end is found by looking, and reported all the same.
-      process.kill(-first.pid, 'SIGKILL');
+      process.kill(first.pid, 'SIGKILL');
       await until('the adopted engine’s end to be reported', () => restartedExits.length === 1, 5000);
       assert.match(
         restartedExits[0].reason,
@@ -343,6 +346,22 @@ describe('the engine supervisor, with real engines', () => {
       );
       await restarted.stop(engine.replica);
       restarted.close();
+    });
+
+    it('a restarted agent kills what is left of an engine whose leading process died meanwhile', async () => {
+      const engine = await supervisor.start({ ...sim, replica: 'chat-forking-1', engine: stubbornForking });
+      await until('its worker to fork', () => groupSize(engine.pid) === 2);
+      supervisor.close();
+      process.kill(engine.pid, 'SIGKILL');
+      await until('its leader to go', () => groupSize(engine.pid) === 1);
+      supervisor = new Supervisor({ home });
+      const found = await supervisor.adopt();
+      assert.deepEqual(
+        found.gone.map((r) => r.replica),
+        ['chat-forking-1'],
+      );
+      await until('its worker to be killed', () => groupSize(engine.pid) === 0);
+      assert.deepEqual(supervisor.list(), []);
     });
   });
 });

@@ -2,11 +2,12 @@
 // its end, and engines.json, the list a restarted agent adopts from.
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { tailLines } from '../../../src/agent/engine-log.ts';
 import { type EngineRecord, EngineStateFile } from '../../../src/agent/engine-state.ts';
+import { agentHome } from '../../../src/agent/supervisor.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'llmgw-agent-files-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -29,6 +30,14 @@ describe("an engine's log tail", () => {
     assert.deepEqual(await tailLines(log, 10), ['one', 'two']);
     assert.deepEqual(await tailLines(log, 0), []);
     assert.deepEqual(await tailLines(join(work, 'none.log'), 5), []);
+  });
+});
+
+describe("the agent's home", () => {
+  it('is LLMGW_AGENT_HOME, else ~/.llmgw-agent', () => {
+    assert.equal(agentHome({ LLMGW_AGENT_HOME: '/var/lib/llmgw-agent' }), '/var/lib/llmgw-agent');
+    assert.equal(agentHome({ LLMGW_AGENT_HOME: '' }), join(homedir(), '.llmgw-agent'));
+    assert.equal(agentHome({}), join(homedir(), '.llmgw-agent'));
   });
 });
 
