@@ -1,13 +1,23 @@
 /** Reports of one model at most this often, unless its load crossed a line the reconciler acts on. */
 export const REPORT_GAP_MS = 250;
-/** A model with requests is reported again this often even when nothing changed, so its load stays fresh. */
+/**
+ * Every report this gateway made is marked fresh this often (or a third of the staleness bound, if
+ * shorter), an idle model's zero included: its counts stand until it says otherwise, and a zero gone
+ * stale would leave an idle model's load unknown, which never scales it down.
+ */
 export const REFRESH_EVERY_MS = 20_000;
+export const refreshEvery = (loadStaleMs: number) => Math.min(REFRESH_EVERY_MS, loadStaleMs / 3);
 
 /** A report that failed (the store is down) is tried again after this. */
 const RETRY_AFTER_MS = 1000;
 
 /** Sends one model's counts; resolves to the model's capacity at SLO, when the store knows it. */
 export type SendLoad = (model: string, inFlight: number, waiting: number) => Promise<number | undefined>;
+/** Marks every report this gateway made fresh again (in one statement), every `everyMs`. */
+export interface RefreshLoad {
+  everyMs: number;
+  run(): Promise<void>;
+}
 
 interface ModelCounts {
   inFlight: number;
@@ -24,17 +34,27 @@ interface ModelCounts {
  * This gateway's requests in flight (sent to a replica) and waiting (held for one), per model, and
  * their reports as the load source `gateway:<instance>`. A rise across a line the reconciler acts on
  * at once (from no load, or over the model's capacity at SLO) is sent at once; other changes at most
- * every REPORT_GAP_MS. While a model has requests its counts are sent again every
- * REFRESH_EVERY_MS, and a last report says when it has none.
+ * every REPORT_GAP_MS. Every `refresh.everyMs` all of them are marked fresh at once, so unchanged
+ * counts, none included, are not sent again.
  */
 export class LoadReporter {
   private readonly models = new Map<string, ModelCounts>();
+  private readonly refresher: NodeJS.Timeout;
 
   constructor(
     private readonly send: SendLoad,
+    refresh: RefreshLoad,
     private readonly log: Pick<Console, 'warn'> = console,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.refresher = setInterval(() => {
+      if (this.models.size === 0) return;
+      refresh
+        .run()
+        .catch((error) => this.log.warn(`gateway: could not refresh its load reports: ${String(error)}`));
+    }, refresh.everyMs);
+    this.refresher.unref();
+  }
 
   /** The models with requests in flight, and how many. */
   inFlightCounts(): Map<string, number> {
@@ -57,6 +77,7 @@ export class LoadReporter {
 
   /** Stops the timers; the reports already sent expire on their own. */
   stop() {
+    clearInterval(this.refresher);
     for (const counts of this.models.values()) clearTimeout(counts.timer);
   }
 
@@ -66,14 +87,11 @@ export class LoadReporter {
     const total = counts.inFlight + counts.waiting;
     const { sent } = counts;
     if (!sent || rose(sent.total, total, counts.capacity)) return void this.flush(model, counts);
-    const wait =
-      total === sent.total
-        ? total > 0
-          ? sent.at + REFRESH_EVERY_MS - this.now()
-          : undefined
-        : sent.at + REPORT_GAP_MS - this.now();
-    if (wait === undefined) return;
-    counts.timer = setTimeout(() => this.flush(model, counts), Math.max(0, wait));
+    if (total === sent.total) return;
+    counts.timer = setTimeout(
+      () => this.flush(model, counts),
+      Math.max(0, sent.at + REPORT_GAP_MS - this.now()),
+    );
     counts.timer.unref();
   }
 

@@ -5,12 +5,12 @@ import { MAX_REPORTED_REQUESTS } from '../domain/model.ts';
 import type { Reconcilers } from '../reconcilers/client.ts';
 import { LoadSignals } from '../reconcilers/load-signals.ts';
 import type { Sql } from '../store/db.ts';
-import { GATEWAY_SOURCE } from '../store/load.ts';
+import { GATEWAY_SOURCE, refreshLoadReports } from '../store/load.ts';
 import { Admission } from './admission.ts';
 import { createGatewayApp } from './app.ts';
 import { Forwarder } from './forwarder.ts';
 import { GatewayKeys } from './keys.ts';
-import { LoadReporter } from './load-reporter.ts';
+import { LoadReporter, refreshEvery } from './load-reporter.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { ReplicaHealth } from './replica-health.ts';
 import { RoutingTable } from './routing-table.ts';
@@ -39,13 +39,17 @@ export async function startGateway(options: {
   const table = new RoutingTable(sql, log);
   const health = new ReplicaHealth();
   const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy);
-  const reporter = new LoadReporter(async (model, inFlight, waiting) => {
-    const route = table.current(model);
-    if (!route) return undefined;
-    const bounded = (count: number) => Math.min(count, MAX_REPORTED_REQUESTS);
-    const receipt = await loadSignals.report(route.model, source, bounded(inFlight), bounded(waiting));
-    return receipt.capacity_at_slo;
-  }, log);
+  const reporter = new LoadReporter(
+    async (model, inFlight, waiting) => {
+      const route = table.current(model);
+      if (!route) return undefined;
+      const bounded = (count: number) => Math.min(count, MAX_REPORTED_REQUESTS);
+      const receipt = await loadSignals.report(route.model, source, bounded(inFlight), bounded(waiting));
+      return receipt.capacity_at_slo;
+    },
+    { everyMs: refreshEvery(config.policy.loadStaleMs), run: () => refreshLoadReports(sql, source) },
+    log,
+  );
   const admission = new Admission(table, health, reporter, config.gateway);
   const metrics = createGatewayMetrics({
     inFlight: () => reporter.inFlightCounts(),

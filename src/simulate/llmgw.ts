@@ -1,6 +1,6 @@
 import type { Decision } from '../domain/decision.ts';
 import { EMPTY_MEMORY, type ModelMemory, type Snapshot } from '../domain/snapshot.ts';
-import { REFRESH_EVERY_MS } from '../gateway/load-reporter.ts';
+import { refreshEvery } from '../gateway/load-reporter.ts';
 import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
 import { type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
 import { startRefusal } from '../policy/reservation.ts';
@@ -39,12 +39,21 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
   const load: Snapshot['load'] = {};
   const reported = new Map<string, { total: number; at: number }>();
 
-  /** The gateway reports a change at once and, while a model has requests, refreshes every 20 s. */
+  /**
+   * The gateway reports a change at once (true: it may signal), and marks all its reports fresh every
+   * refreshEvery(staleness), an idle model's none included (gateway/load-reporter.ts).
+   */
   function report(world: World, model: string) {
     const pool = world.pools.get(model)!;
     const total = pool.running + pool.waiting;
     const last = reported.get(model);
-    if (last && last.total === total && (total === 0 || world.now - last.at < REFRESH_EVERY_MS)) return false;
+    if (last && last.total === total) {
+      if (world.now - last.at >= refreshEvery(world.scenario.settings.loadStaleMs)) {
+        load[model] = { ...load[model], reported_at: world.now };
+        reported.set(model, { total, at: world.now });
+      }
+      return false;
+    }
     load[model] = { in_flight: pool.running, waiting: pool.waiting, reported_at: world.now };
     reported.set(model, { total, at: world.now });
     return true;

@@ -97,6 +97,14 @@ export async function readLoad(
   return Object.fromEntries([...newest, ...[...fresh].map(([name, sums]) => [name, larger(sums)] as const)]);
 }
 
+/**
+ * Marks every report of `source` fresh again, in one statement: a gateway's counts stand until it says
+ * otherwise (gateway/load-reporter.ts), so it need not send each unchanged one again.
+ */
+export async function refreshLoadReports(sql: Sql, source: string): Promise<void> {
+  await sql`update load_reports set reported_at = now() where source = ${source}`;
+}
+
 /** The prefix of the load sources of llmgw's gateways (`gateway:<instance>`). */
 export const GATEWAY_SOURCE = 'gateway:';
 

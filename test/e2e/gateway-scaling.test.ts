@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { activeReplicas, decisionSaying, FAST, gpuNode, gpuProfile, ok } from '../support/cluster.ts';
+import {
+  activeReplicas,
+  decisionSaying,
+  FAST,
+  gpuNode,
+  gpuProfile,
+  ok,
+  settledAt,
+} from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 /** The gateway's own counts as the only load: nobody reports any by hand in these tests. */
@@ -143,5 +151,57 @@ describe('the gateway drives scaling', () => {
       bodies.every((body) => body.endsWith('data: [DONE]\n\n')),
       'every stream ended whole',
     );
+  });
+});
+
+describe("an idle model behind the gateway scales down, though its window outlasts the load's staleness", () => {
+  let stack: Stack;
+  let key: string;
+  before(async () => {
+    stack = await startStack({
+      worker: true,
+      gateway: true,
+      // A zero the gateway said once goes stale after 3 s; the window to take a replica back is 6 s.
+      env: { ...FAST, LLMGW_LOAD_STALE_S: '3', LLMGW_SCALE_DOWN_WINDOW_S: '6' },
+      nodes: [gpuNode('gpu-1', 8)],
+    });
+    await ok(stack, 'POST', '/api/v1/orgs', { name: 'Acme' });
+    key = await stack.token({ name: 'app', role: 'client', scope: 'org:Acme' });
+  });
+  after(() => stack?.stop());
+
+  it('takes its replicas back to min_replicas once its requests ended', async () => {
+    await ok(stack, 'PUT', '/api/v1/models/quiet', {
+      owner: 'org:Acme',
+      min_replicas: 1,
+      max_replicas: 4,
+      profiles: [
+        gpuProfile('h100', 1, {
+          default_concurrency: 4,
+          engine: { kind: 'sim', max_batch: 4, base_tpot_ms: 20, tpot_growth_ms: 0, metrics: false },
+        }),
+      ],
+    });
+    await settledAt(stack, 'quiet', 1);
+    const streams = Array.from({ length: 12 }, () =>
+      fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'quiet',
+          stream: true,
+          max_tokens: 50,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      }).then((r) => r.text()),
+    );
+    await eventually(
+      'quiet above one replica',
+      async () => (await activeReplicas(stack, 'quiet')).length > 1,
+    );
+    await Promise.all(streams);
+    // Nobody reports load but the gateway, which said none once its requests ended.
+    await decisionSaying(stack, 'quiet', /scale down/, 40_000);
+    await settledAt(stack, 'quiet', 1, 60_000);
   });
 });

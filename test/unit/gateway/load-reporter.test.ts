@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { LoadReporter, REFRESH_EVERY_MS, REPORT_GAP_MS } from '../../../src/gateway/load-reporter.ts';
+import {
+  LoadReporter,
+  REFRESH_EVERY_MS,
+  REPORT_GAP_MS,
+  refreshEvery,
+} from '../../../src/gateway/load-reporter.ts';
 
-/** A reporter on mocked timers; `sent` lists each report as [ms since start, in flight, waiting]. */
+/**
+ * A reporter on mocked timers; `sent` lists each report as [ms since start, in flight, waiting], and
+ * `refreshed` when every report was marked fresh.
+ */
 function setUp(capacity?: number, failFirst = false) {
   const sent: [number, number, number][] = [];
+  const refreshed: number[] = [];
   let failures = failFirst ? 1 : 0;
   const reporter = new LoadReporter(
     async (_model, inFlight, waiting) => {
@@ -12,9 +21,10 @@ function setUp(capacity?: number, failFirst = false) {
       sent.push([Date.now(), inFlight, waiting]);
       return capacity;
     },
+    { everyMs: REFRESH_EVERY_MS, run: async () => void refreshed.push(Date.now()) },
     { warn() {} },
   );
-  return { reporter, sent };
+  return { reporter, sent, refreshed };
 }
 
 /** Moves the mocked clock on, letting the reports' promises settle on the way. */
@@ -28,7 +38,7 @@ async function pass(ms: number) {
 }
 
 describe('LoadReporter', () => {
-  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: 0 }));
   afterEach(() => mock.timers.reset());
 
   it('sends the first change at once, then the latest counts at most every REPORT_GAP_MS', async () => {
@@ -72,16 +82,35 @@ describe('LoadReporter', () => {
     assert.deepEqual(sent.at(-1)?.slice(1), [0, 0], 'the last says none');
   });
 
-  it('sends a model with requests again every REFRESH_EVERY_MS, so that its load stays fresh; none when idle', async () => {
-    const { reporter, sent } = setUp();
+  it("marks every report fresh every REFRESH_EVERY_MS, an idle model's none included, without sending any again", async () => {
+    // A none gone stale would leave the idle model's load unknown, and it would never scale down.
+    const { reporter, sent, refreshed } = setUp();
     reporter.change('busy', 3, 0);
     reporter.change('idle', 1, 0);
     reporter.change('idle', -1, 0);
     await pass(2 * REFRESH_EVERY_MS + 100);
-    const of = (count: number) => sent.filter(([, inFlight]) => inFlight === count).map(([at]) => at);
-    assert.deepEqual(of(3), [0, REFRESH_EVERY_MS, 2 * REFRESH_EVERY_MS]);
-    assert.equal(of(1).length, 1);
-    assert.equal(of(0).length, 1, 'idle: one report of none, then silence');
+    assert.deepEqual(refreshed, [REFRESH_EVERY_MS, 2 * REFRESH_EVERY_MS]);
+    assert.deepEqual(
+      sent.map(([, inFlight, waiting]) => [inFlight, waiting]),
+      [
+        [3, 0],
+        [1, 0],
+        [0, 0],
+      ],
+      'each change once, then silence',
+    );
+    reporter.stop();
+  });
+
+  it('refreshes well within the staleness bound', () => {
+    assert.equal(refreshEvery(60_000), REFRESH_EVERY_MS);
+    assert.equal(refreshEvery(3_000), 1_000);
+  });
+
+  it('refreshes nothing before it has reported anything', async () => {
+    const { refreshed } = setUp();
+    await pass(REFRESH_EVERY_MS + 100);
+    assert.deepEqual(refreshed, []);
   });
 
   it('tries a failed report again a second later', async () => {

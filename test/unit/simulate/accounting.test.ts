@@ -93,13 +93,18 @@ describe('a step down', () => {
   });
 });
 
-describe('the stale-load rule', () => {
-  it('keeps llmgw from scaling down once the last report is older than 60 s: no requests, no reports', () => {
-    // 20 in flight until 100.5 s, then none: the gateway's last report (0) goes stale at 161 s, before
-    // the 120 s window has held, and unknown load moves nothing.
+describe('an idle model behind the gateway', () => {
+  it('is taken back to min_replicas: the gateway keeps its last report, none, fresh (the stale-load rule does not bite)', () => {
+    // 20 in flight until 100.5 s, then none. Were the none to go stale at 161 s, before the 120 s window
+    // held, unknown load would move nothing and 3 replicas would stay.
     const idle = loadOf({ chat: held(20, FROM - 1000, 101_500) }, 800_000);
     const llmgw = runPolicies(scene(), idle).runs.find((run) => run.policy === 'llmgw')!;
-    assert.deepEqual(llmgw.cluster.drains, []);
-    assert.equal(llmgw.cluster.of('chat').length, 3);
+    assert.deepEqual(
+      llmgw.cluster.drains.map((d) => d.at - (FROM + 100_500)),
+      // The window starts again once the first has stopped, after its 30 s drain grace.
+      [120_500, 120_500 + 30_000 + 120_000],
+      'one replica a window, down to min_replicas 1',
+    );
+    assert.equal(llmgw.cluster.of('chat').length, 1);
   });
 });
