@@ -19,8 +19,16 @@ export async function newestDecisionId(sql: Sql): Promise<number> {
   return Number(row?.id ?? 0);
 }
 
-/** Decisions recorded after `afterId`, oldest first, at most `limit`. */
-export async function decisionsAfter(sql: Sql, afterId: number, limit = 500): Promise<DecisionChange[]> {
+/**
+ * Decisions with an id above `since.after`, and those of the last `since.lateMs` among the 1,000 ids
+ * before it (a transaction that commits late carries an id taken before others'), but none at or
+ * below `since.floor`; oldest first, at most `limit`.
+ */
+export async function decisionsAfter(
+  sql: Sql,
+  since: { after: number; lateMs: number; floor: number },
+  limit = 500,
+): Promise<DecisionChange[]> {
   const rows = await sql<
     {
       id: string;
@@ -37,7 +45,9 @@ export async function decisionsAfter(sql: Sql, afterId: number, limit = 500): Pr
   >`
     select d.id, d.model, m.owner, d.at, d.action, d.reason, d.replica, d.profile, d.node, d.inputs
     from decisions d left join models m on m.name = d.model
-    where d.id > ${afterId} order by d.id limit ${limit}`;
+    where d.id > ${since.floor} and (d.id > ${since.after}
+      or (d.id > ${since.after - 1000} and d.at > now() - ${since.lateMs} * interval '1 millisecond'))
+    order by d.id limit ${limit}`;
   return rows.map((row) => ({
     id: Number(row.id),
     model: row.model,
@@ -71,12 +81,24 @@ export async function storeNow(sql: Sql): Promise<string> {
   return row!.now;
 }
 
-/** Replicas whose state or place changed after `after` (a cursor from storeNow or a change), oldest first. */
-export async function replicaChangesAfter(sql: Sql, after: string, limit = 500): Promise<ReplicaChange[]> {
+/**
+ * Replicas whose state or place changed after `since.after` less `since.lateMs` (changes committed late
+ * carry the time their transaction began), but never at or before `since.floor`; oldest first. Times
+ * are as storeNow gives them, and go as text, cast by the database: a timestamp parameter would be cut
+ * to milliseconds.
+ */
+export async function replicaChangesAfter(
+  sql: Sql,
+  since: { after: string; lateMs: number; floor: string },
+  limit = 500,
+): Promise<ReplicaChange[]> {
   return sql<ReplicaChange[]>`
     select r.id, r.model, m.owner, r.profile, r.node, r.state, r.updated_at::text as updated_at
     from replicas r left join models m on m.name = r.model
-    where r.updated_at > ${after}::timestamptz order by r.updated_at limit ${limit}`;
+    where r.updated_at > greatest(
+      ${since.after}::text::timestamptz - ${since.lateMs} * interval '1 millisecond',
+      ${since.floor}::text::timestamptz)
+    order by r.updated_at limit ${limit}`;
 }
 
 /** One point of a model's load against its capacity, as a decision saw them. */

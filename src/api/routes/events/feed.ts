@@ -11,9 +11,12 @@ import {
 } from '../../../store/changes.ts';
 import type { Sql } from '../../../store/db.ts';
 import { loadZones } from './load-zones.ts';
+import { sentOnce } from './sent-once.ts';
 
 /** How many looks at the decisions and replicas go to one look at the load zones. */
 const ZONE_EVERY = 4;
+/** How far back each look reads again, for changes whose transaction committed after later ones. */
+const LATE_MS = 2000;
 
 /** One change the stream sends, with the owner of its model so each stream filters by its caller's view. */
 export type Change =
@@ -47,13 +50,15 @@ export function changeFeed(
 ): ChangeFeed {
   const listeners = new Set<(changes: Change[]) => void>();
   let timer: NodeJS.Timeout | undefined;
-  let cursor: Promise<{ decision: number; replica: string; zones: Map<string, LoadZone> }> | undefined;
+  let cursor: Promise<Awaited<ReturnType<typeof start>>> | undefined;
   let looks = 0;
-  const start = async () => ({
-    decision: await newestDecisionId(sql),
-    replica: await storeNow(sql),
-    zones: new Map<string, LoadZone>(),
-  });
+  // Where the store stood when the first stream began: nothing at or before it is sent, and the zones
+  // then are what later ones are compared with.
+  const start = async () => {
+    const floor = { decision: await newestDecisionId(sql), replica: await storeNow(sql) };
+    const zones = new Map((await loadZones(sql, now(), settings)).map((z) => [z.model, z.zone]));
+    return { ...floor, floor, fresh: sentOnce(), zones };
+  };
 
   const poll = async () => {
     if (!cursor) return;
@@ -61,21 +66,24 @@ export function changeFeed(
     const at = await cursor;
     // Zones need the whole snapshot: weighed every ZONE_EVERY looks (a second), not on each.
     const [decisions, replicas, zones] = await Promise.all([
-      decisionsAfter(sql, at.decision),
-      replicaChangesAfter(sql, at.replica),
+      decisionsAfter(sql, { after: at.decision, lateMs: LATE_MS, floor: at.floor.decision }),
+      replicaChangesAfter(sql, { after: at.replica, lateMs: LATE_MS, floor: at.floor.replica }),
       looks++ % ZONE_EVERY === 0 ? loadZones(sql, now(), settings) : [],
     ]);
     const changes: Change[] = [];
-    for (const change of decisions) changes.push({ kind: 'decision', owner: change.owner, change });
-    for (const change of replicas) changes.push({ kind: 'replica', owner: change.owner, change });
-    // The first look only learns the zones: a stream reports changes, not how things stand.
-    const known = at.zones.size > 0;
+    for (const change of decisions) {
+      if (at.fresh(`decision ${change.id}`)) changes.push({ kind: 'decision', owner: change.owner, change });
+    }
+    for (const change of replicas) {
+      if (at.fresh(`replica ${change.id} ${change.updated_at}`))
+        changes.push({ kind: 'replica', owner: change.owner, change });
+    }
     for (const { owner, ...zone } of zones) {
-      if (known && at.zones.get(zone.model) !== zone.zone)
-        changes.push({ kind: 'load', owner, change: zone });
+      if (at.zones.get(zone.model) !== zone.zone) changes.push({ kind: 'load', owner, change: zone });
       at.zones.set(zone.model, zone.zone);
     }
-    at.decision = decisions.at(-1)?.id ?? at.decision;
+    // The newest read, which a look-back never moves behind.
+    at.decision = Math.max(at.decision, decisions.at(-1)?.id ?? 0);
     at.replica = replicas.at(-1)?.updated_at ?? at.replica;
     if (changes.length > 0) for (const listener of listeners) listener(changes);
   };

@@ -22,8 +22,10 @@ export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console
     return streamSSE(c, async (stream) => {
       const unsubscribe = await listen(feed, (change) => {
         if (!shown(change.owner)) return;
-        const data = change.kind === 'decision' ? shownDecisionChange(change, shownDecision) : change.change;
-        void stream.writeSSE({ event: change.kind, data: JSON.stringify(data) });
+        void stream.writeSSE({
+          event: change.kind,
+          data: JSON.stringify(shownChange(change, shownDecision)),
+        });
       });
       // Only now: every change from here on is sent.
       await stream.writeSSE({ event: 'ready', data: '{}' });
@@ -41,10 +43,19 @@ const listen = (feed: ChangeFeed, each: (change: Change) => void) =>
     for (const change of changes) each(change);
   });
 
-/** A decision as GET /models/{name}/decisions shows it to this caller, with its model's name. */
-function shownDecisionChange(
-  change: Extract<Change, { kind: 'decision' }>,
-  shownDecision: Awaited<ReturnType<typeof decisionsShown>>,
-) {
-  return { model: change.change.model, ...shownDecision(change.change.decision) };
+/**
+ * A change as this caller reads it: a decision as GET /models/{name}/decisions shows it, with its
+ * model's name; the owner, which only chose who hears it, left out.
+ */
+function shownChange(change: Change, shownDecision: Awaited<ReturnType<typeof decisionsShown>>) {
+  switch (change.kind) {
+    case 'decision':
+      return { model: change.change.model, ...shownDecision(change.change.decision) };
+    case 'replica': {
+      const { owner: _, ...replica } = change.change;
+      return replica;
+    }
+    case 'load':
+      return change.change;
+  }
 }
