@@ -14,7 +14,7 @@ export const neededFor = (path: string): Action => PAGES.find((page) => page.pat
 
 export interface Viewer {
   who: Identity;
-  /** `a viewer of team:Acme/ml`, as the permission sentences name the caller. */
+  /** `viewer of team Acme / ml`, `admin`: the role, and the scope it is bound to. */
   described: string;
 }
 
