@@ -95,6 +95,8 @@ export function changeFeed(
       if (listeners.size > 0) schedule();
       else timer = undefined;
     }, intervalMs);
+    // The streams' sockets keep a process up while they are open; the looks on their own do not.
+    timer.unref();
   };
 
   return {

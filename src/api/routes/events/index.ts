@@ -1,23 +1,38 @@
+import { createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import { permits, visibility } from '../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { newRouter } from '../../openapi.ts';
+import { errors, newRouter } from '../../openapi.ts';
 import { type Change, type ChangeFeed, changeFeed } from './feed.ts';
 
 /** A comment line this often keeps proxies and browsers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
 
+const eventsRoute = createRoute({
+  middleware: [permits('read')] as const,
+  method: 'get',
+  path: '/events',
+  tags: ['events'],
+  summary: 'Server-sent events: decisions, replica state changes and load zone changes the caller may see',
+  responses: {
+    200: {
+      description:
+        'a stream that never ends: `ready`, then `decision`, `replica` and `load` events (docs/api.md)',
+      content: { 'text/event-stream': { schema: z.string() } },
+    },
+    ...errors(503),
+  },
+});
+
 /**
  * GET /api/v1/events: a server-sent event for each change a reader may see: `decision`, `replica`
- * (its state changed) and `load` (its load zone changed). Left out of the OpenAPI document: a stream
- * that never ends is no request a schema-driven client (or fuzzer) can wait for.
+ * (its state changed) and `load` (its load zone changed).
  */
 export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console) {
   const feed = changeFeed(deps.sql, deps.policy, deps.now ?? Date.now, log);
   const app = newRouter();
-  // A plain route, not app.openapi(): see above.
-  app.get('/events', permits('read'), async (c) => {
+  app.openapi(eventsRoute, async (c) => {
     const [shown, shownDecision] = await Promise.all([visibility(c), decisionsShown(c)]);
     return streamSSE(c, async (stream) => {
       const unsubscribe = await listen(feed, (change) => {
@@ -30,7 +45,8 @@ export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console
       // Only now: every change from here on is sent.
       await stream.writeSSE({ event: 'ready', data: '{}' });
       const keepAlive = setInterval(() => void stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-      await new Promise<void>((resolve) => stream.onAbort(resolve));
+      // A client gone while the feed started has aborted already: onAbort would wait for it forever.
+      if (!stream.aborted) await new Promise<void>((resolve) => stream.onAbort(resolve));
       clearInterval(keepAlive);
       unsubscribe();
     });
