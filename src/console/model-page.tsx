@@ -1,7 +1,7 @@
 import { may } from '../api/auth/permissions.ts';
+import type { ReplicaAnswer } from '../api/routes/replicas.ts';
 import type { ModelSummary } from '../api/schemas/models.ts';
 import type { Measurement, Profile } from '../domain/model.ts';
-import type { Resources } from '../domain/resources.ts';
 import { orderProfiles } from '../policy/profiles.ts';
 import { formatResources } from '../policy/resources.ts';
 import type { StoredDecision } from '../store/decisions.ts';
@@ -13,17 +13,7 @@ import { type PageContext, reconcilerLink } from './page-context.ts';
 type ModelDetail = ModelSummary & { profiles: Profile[] };
 
 /** A replica as GET /api/v1/replicas answers it. */
-export interface ReplicaRow {
-  id: string;
-  model: string;
-  profile: string;
-  node: string;
-  resources: Resources;
-  state: string;
-  protected: boolean;
-  endpoint: string | null;
-  preempted_for?: string;
-}
+export type ReplicaRow = ReplicaAnswer;
 
 interface SizingPlan {
   plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];

@@ -1,19 +1,10 @@
+import type { QuotaPreview } from '../api/routes/quotas/routes.ts';
 import { DIMENSIONS, type Dimension, type Resources } from '../domain/resources.ts';
 import { formatResources } from '../policy/resources.ts';
 import { ApiRefusal } from './api-client.ts';
 import { Page, Problem } from './layout.tsx';
 import type { PageContext } from './page-context.ts';
 import type { TreeNode } from './tree-page.tsx';
-
-/** What POST /api/v1/quotas/preview answers. */
-interface QuotaPreview {
-  scope: string;
-  became_borrowed: string[];
-  became_protected: string[];
-  reclaimable: { replica: string; model: string; resources: Resources }[];
-  blocked_models: { model: string; why: string; preempts?: string[] }[];
-  warnings: string[];
-}
 
 const UNITS: Record<Dimension, string> = { gpus: 'GPUs', cores: 'cores', memory_gib: 'GiB' };
 

@@ -1,6 +1,6 @@
 import type { ScopeKey } from '../domain/scope.ts';
 import type { Sql } from './db.ts';
-import type { StoredDecision } from './decisions.ts';
+import { type DecisionRow, type StoredDecision, toStored } from './decisions.ts';
 
 // What changed since a cursor, for GET /api/v1/events, and the figures the console draws a model's
 // last hour from: read from the tables every process writes, so any API process sees every change.
@@ -29,20 +29,7 @@ export async function decisionsAfter(
   since: { after: number; lateMs: number; floor: number },
   limit = 500,
 ): Promise<DecisionChange[]> {
-  const rows = await sql<
-    {
-      id: string;
-      model: string;
-      owner: ScopeKey | null;
-      at: Date;
-      action: string;
-      reason: string;
-      replica: string | null;
-      profile: string | null;
-      node: string | null;
-      inputs: Record<string, unknown>;
-    }[]
-  >`
+  const rows = await sql<(DecisionRow & { id: string; model: string; owner: ScopeKey | null })[]>`
     select d.id, d.model, m.owner, d.at, d.action, d.reason, d.replica, d.profile, d.node, d.inputs
     from decisions d left join models m on m.name = d.model
     where d.id > ${since.floor} and (d.id > ${since.after}
@@ -52,15 +39,7 @@ export async function decisionsAfter(
     id: Number(row.id),
     model: row.model,
     owner: row.owner,
-    decision: {
-      at: row.at.toISOString(),
-      action: row.action,
-      reason: row.reason,
-      ...(row.replica ? { replica: row.replica } : {}),
-      ...(row.profile ? { profile: row.profile } : {}),
-      ...(row.node ? { node: row.node } : {}),
-      inputs: row.inputs,
-    },
+    decision: toStored(row),
   }));
 }
 

@@ -63,13 +63,17 @@ export async function recordNote(
 }
 
 export async function listDecisions(sql: Sql, model: string, limit: number): Promise<StoredDecision[]> {
-  const rows = await sql<(Omit<StoredDecision, 'at'> & { at: Date })[]>`
+  const rows = await sql<DecisionRow[]>`
     select at, action, reason, replica, profile, node, inputs from decisions
     where model = ${model} order by id desc limit ${limit}`;
   return rows.map(toStored);
 }
 
-const toStored = (row: Omit<StoredDecision, 'at'> & { at: Date }): StoredDecision => ({
+/** A stored decision as its row holds it. */
+export type DecisionRow = Omit<StoredDecision, 'at'> & { at: Date };
+
+/** A decision row as the API answers it. */
+export const toStored = (row: DecisionRow): StoredDecision => ({
   at: row.at.toISOString(),
   action: row.action,
   reason: row.reason,
@@ -82,7 +86,7 @@ const toStored = (row: Omit<StoredDecision, 'at'> & { at: Date }): StoredDecisio
 /** The newest decision of each of these models. */
 export async function latestDecisions(sql: Sql, models: string[]): Promise<Map<string, StoredDecision>> {
   if (models.length === 0) return new Map();
-  const rows = await sql<(Omit<StoredDecision, 'at'> & { at: Date; model: string })[]>`
+  const rows = await sql<(DecisionRow & { model: string })[]>`
     select distinct on (model) model, at, action, reason, replica, profile, node, inputs from decisions
     where model in ${sql(models)} order by model, id desc`;
   return new Map(rows.map((row) => [row.model, toStored(row)]));

@@ -28,6 +28,9 @@ const ReplicaViewSchema = z
   })
   .openapi('Replica');
 
+/** A replica as GET /api/v1/replicas answers it (its clients, the CLI and the console, read this type). */
+export type ReplicaAnswer = z.infer<typeof ReplicaViewSchema>;
+
 export function replicasRouter(deps: ApiDeps) {
   const app = newRouter();
   const now = deps.now ?? Date.now;

@@ -1,3 +1,4 @@
+import type { QuotaPreview } from '../../api/routes/quotas/routes.ts';
 import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
@@ -14,15 +15,6 @@ interface QuotaRow {
   borrowed: Resources;
   updated_by: string;
   updated_at: string;
-}
-
-interface Preview {
-  scope: string;
-  became_borrowed: string[];
-  became_protected: string[];
-  reclaimable: { replica: string; model: string; resources: Resources }[];
-  blocked_models: { model: string; why: string; preempts?: string[] }[];
-  warnings: string[];
 }
 
 /** The server's warnings about a guarantee it accepted (nesting caps it), one line each. */
@@ -98,7 +90,7 @@ const quotaTable = (quotas: QuotaRow[]) =>
 
 const listOr = (items: string[], none: string) => (items.length ? items.join(', ') : none);
 
-function previewText(preview: Preview): string {
+function previewText(preview: QuotaPreview): string {
   return [
     `if set, the quota of ${preview.scope} would:`,
     `  make borrowed:  ${listOr(preview.became_borrowed, 'no replica')}`,
@@ -185,7 +177,7 @@ export const QUOTA_COMMANDS: Command[] = [
     options: QUOTA_OPTIONS,
     examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
     async run(ctx, input) {
-      const { body } = await ctx.api().call<Preview>('POST', '/quotas/preview', quotaBody(input));
+      const { body } = await ctx.api().call<QuotaPreview>('POST', '/quotas/preview', quotaBody(input));
       ctx.out.show(body, () => previewText(body));
     },
   },

@@ -1,18 +1,10 @@
+import type { ReplicaAnswer } from '../../api/routes/replicas.ts';
 import { queryString } from './client.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
-import { formatResources, type Resources } from './resources.ts';
+import { formatResources } from './resources.ts';
 
-interface ReplicaRow {
-  id: string;
-  model: string;
-  profile: string;
-  node: string;
-  resources: Resources;
-  state: string;
-  protected: boolean;
-  created_at: string;
-}
+type ReplicaRow = ReplicaAnswer;
 
 export const REPLICA_COMMANDS: Command[] = [
   {

@@ -66,6 +66,9 @@ const PreviewSchema = z
   })
   .openapi('QuotaPreview');
 
+/** What POST /api/v1/quotas/preview answers (its clients, the CLI and the console, read this type). */
+export type QuotaPreview = z.infer<typeof PreviewSchema>;
+
 const QuotaSetSchema = z
   .object({
     scope: z.string(),
