@@ -1,6 +1,12 @@
 import type { Resources } from './resources.ts';
 
-export type NodeState = 'ready' | 'cordoned' | 'down';
+export const NODE_STATES = ['ready', 'cordoned', 'down', 'lost'] as const;
+/** `lost`: an agent's node whose agent is silent (LLMGW_NODE_LOST_S); it is ready again once it heartbeats. */
+export type NodeState = (typeof NODE_STATES)[number];
+
+/** What runs a node's replicas: the simulated cluster, or an `llmgw agent` on the machine. */
+export const NODE_DRIVERS = ['sim', 'agent'] as const;
+export type NodeDriver = (typeof NODE_DRIVERS)[number];
 
 export interface ClusterNode {
   name: string;
@@ -8,12 +14,26 @@ export interface ClusterNode {
   gpu_model: string | null;
   labels: Record<string, string>;
   state: NodeState;
+  /** Absent where only placement matters (the simulator, tests): `sim`. */
+  driver?: NodeDriver;
 }
 
-export const REPLICA_STATES = ['pending', 'starting', 'ready', 'draining', 'stopped', 'failed'] as const;
+/**
+ * `lost`: its node's agent went silent; it holds no room, is replaced elsewhere and is neither a failed
+ * start nor a served one for the start backoff.
+ */
+export const REPLICA_STATES = [
+  'pending',
+  'starting',
+  'ready',
+  'draining',
+  'stopped',
+  'failed',
+  'lost',
+] as const;
 export type ReplicaState = (typeof REPLICA_STATES)[number];
 
-/** Replicas in these states hold their resources (POLICY.md: from placed until stopped). */
+/** Replicas in these states hold their resources (POLICY.md: from placed until stopped, failed or lost). */
 export const ACTIVE_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready', 'draining'];
 /** Replicas in these states run an engine on their node: what the machine itself must hold. */
 export const RUNNING_STATES: readonly ReplicaState[] = ['starting', 'ready', 'draining'];

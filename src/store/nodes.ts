@@ -2,15 +2,28 @@ import type { ClusterNode, NodeState } from '../domain/cluster.ts';
 import { type Db, transaction } from './db.ts';
 
 export async function listNodes(sql: Db): Promise<ClusterNode[]> {
-  return sql<ClusterNode[]>`select name, capacity, gpu_model, labels, state from nodes order by name`;
+  return sql<ClusterNode[]>`select name, capacity, gpu_model, labels, state, driver from nodes order by name`;
 }
 
-/** Creates or updates a node; true when it is new. Capacity checks are the caller's (they need the replicas). */
+export async function getNode(sql: Db, name: string): Promise<ClusterNode | undefined> {
+  const [node] = await sql<ClusterNode[]>`
+    select name, capacity, gpu_model, labels, state, driver from nodes where name = ${name}`;
+  return node;
+}
+
+/**
+ * Creates or updates a node; true when it is new. Capacity checks are the caller's (they need the
+ * replicas). An agent's registration counts as its heartbeat: a lost node is ready again (node-liveness.ts).
+ */
 export async function putNode(sql: Db, node: Omit<ClusterNode, 'state'>): Promise<boolean> {
+  const driver = node.driver ?? 'sim';
   const [row] = await sql<{ created: boolean }[]>`
-    insert into nodes (name, capacity, gpu_model, labels)
-    values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)})
-    on conflict (name) do update set capacity = excluded.capacity, gpu_model = excluded.gpu_model, labels = excluded.labels
+    insert into nodes (name, capacity, gpu_model, labels, driver, heartbeat_at)
+    values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)}, ${driver},
+      ${driver === 'agent' ? sql`now()` : null})
+    on conflict (name) do update set capacity = excluded.capacity, gpu_model = excluded.gpu_model,
+      labels = excluded.labels, driver = excluded.driver, heartbeat_at = excluded.heartbeat_at,
+      state = case when nodes.state = 'lost' and excluded.driver = 'agent' then 'ready' else nodes.state end
     returning (xmax = 0) as created`;
   return row.created;
 }
@@ -25,7 +38,7 @@ export async function deleteNode(sql: Db, name: string): Promise<'deleted' | 'mi
     const [node] = await tx`select name from nodes where name = ${name} for update`;
     if (!node) return 'missing';
     const [active] =
-      await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed') limit 1`;
+      await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed', 'lost') limit 1`;
     if (active) return 'in-use';
     await tx`delete from nodes where name = ${name}`;
     return 'deleted';

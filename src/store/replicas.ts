@@ -34,7 +34,7 @@ export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
-      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed')` : sql``}
+      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
 }
@@ -50,7 +50,7 @@ export async function activeReplicasAfter(
 ): Promise<{ replicas: Replica[]; lastSeq: number }> {
   const rows = await sql<(ReplicaRow & { seq: string })[]>`
     select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq from replicas
-    where seq > ${seq} and state not in ('stopped', 'failed') order by seq`;
+    where seq > ${seq} and state not in ('stopped', 'failed', 'lost') order by seq`;
   return {
     replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
     lastSeq: rows.length > 0 ? Number(rows.at(-1)!.seq) : seq,
@@ -74,11 +74,14 @@ export async function transition(
   return rows.length > 0;
 }
 
-/** How the model's replicas of the last `windowMs` fared, for the start backoff. */
+/**
+ * How the model's replicas of the last `windowMs` fared, for the start backoff. A lost replica (its
+ * node's agent went silent) says nothing of how its profile starts, so it is left out.
+ */
 export async function recentOutcomes(sql: Sql, model: string, windowMs: number) {
   const rows = await sql<{ profile: string; state: ReplicaState; at: Date }[]>`
     select profile, state, updated_at as at from replicas
-    where model = ${model} and updated_at > now() - ${windowMs} * interval '1 millisecond'`;
+    where model = ${model} and state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'`;
   return rows.map((row) => ({ profile: row.profile, state: row.state, at: row.at.getTime() }));
 }
 

@@ -9,6 +9,8 @@ export interface TokenGrant {
   role: Role;
   scope: ScopeKey | null;
   models: string[] | null;
+  /** An agent's node (the only role bound to one); absent or null for the others. */
+  node?: string | null;
   expires_at: string | null;
 }
 
@@ -29,6 +31,7 @@ const toToken = (row: TokenRow): StoredToken => ({
   role: row.role,
   scope: row.scope,
   models: row.models,
+  node: row.node ?? null,
   expires_at: row.expires_at?.toISOString() ?? null,
   created_by: row.created_by,
   created_at: row.created_at.toISOString(),
@@ -41,7 +44,7 @@ const toToken = (row: TokenRow): StoredToken => ({
  */
 const LOOKUP_BYTES = 8;
 
-const COLUMNS = 'name, role, scope, models, created_by, created_at, expires_at';
+const COLUMNS = 'name, role, scope, models, node, created_by, created_at, expires_at';
 
 export async function listTokens(db: Db): Promise<StoredToken[]> {
   const rows = await db<TokenRow[]>`select ${db.unsafe(COLUMNS)} from api_tokens order by name`;
@@ -65,11 +68,12 @@ export async function putToken(
   { replace = false } = {},
 ): Promise<void> {
   const rows = await db`
-    insert into api_tokens (name, role, scope, models, secret_sha256, created_by, expires_at)
-    values (${grant.name}, ${grant.role}, ${grant.scope}, ${grant.models}, ${hash}, ${createdBy}, ${grant.expires_at})
+    insert into api_tokens (name, role, scope, models, node, secret_sha256, created_by, expires_at)
+    values (${grant.name}, ${grant.role}, ${grant.scope}, ${grant.models}, ${grant.node ?? null}, ${hash},
+      ${createdBy}, ${grant.expires_at})
     on conflict (name) do ${
       replace
-        ? db`update set role = excluded.role, scope = excluded.scope, models = excluded.models,
+        ? db`update set role = excluded.role, scope = excluded.scope, models = excluded.models, node = excluded.node,
             secret_sha256 = excluded.secret_sha256, created_by = excluded.created_by,
             created_at = now(), expires_at = excluded.expires_at`
         : db`nothing`

@@ -54,6 +54,8 @@ describe('cluster API', () => {
         gpu_model: 'H100',
         labels: { zone: 'a' },
         state: 'ready',
+        driver: 'sim',
+        heartbeat_at: null,
         replicas: 0,
       });
       const updated = await putNode('gpu-1', { capacity: { gpus: 4, cores: 32, memory_gib: 256 } });

@@ -44,6 +44,7 @@ export interface Stack {
     role: string;
     scope?: string;
     models?: string[];
+    node?: string;
     expires_at?: string;
   }): Promise<string>;
   /** The gateway's base URL (the OpenAI API is under `${gatewayUrl}/v1`), when the stack runs one. */

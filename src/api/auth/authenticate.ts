@@ -61,7 +61,8 @@ export async function identify(
   if (token.expires_at && Date.parse(token.expires_at) <= now) {
     return { refused: 'expired', token: { name: token.name, expires_at: token.expires_at } };
   }
-  return { identity: { name: token.name, role: token.role, scope: token.scope, models: token.models } };
+  const identity: Identity = { name: token.name, role: token.role, scope: token.scope, models: token.models };
+  return { identity: token.node ? { ...identity, node: token.node } : identity };
 }
 
 /** A bearer secret from an Authorization header, or undefined when it holds none. */

@@ -44,6 +44,20 @@ export function permits(action: Action): MiddlewareHandler {
   };
 }
 
+/**
+ * Declared by the routes of one node (`/nodes/{name}...`): refuses (403) a role that may never do the
+ * action, and an agent acting for a node that is not its own.
+ */
+export function permitsNode(action: Action): MiddlewareHandler {
+  return async (c, next) => {
+    const who = identityOf(c);
+    const target = { chain: [], node: c.req.param('name') };
+    if (!may(who, action, target).allowed)
+      forbid(may(who, action, target, (await c.get('scopeTree')()).label));
+    await next();
+  };
+}
+
 /** Refuses (403) unless the caller may do the action to what this scope owns (null: none) or to this model. */
 export async function authorize(
   c: Context,

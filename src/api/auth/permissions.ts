@@ -9,6 +9,8 @@ export interface Identity {
   scope: ScopeKey | null;
   /** The only models a reporter may report load for; null: any (within its scope). */
   models: string[] | null;
+  /** The one node an agent registers and reports for. */
+  node?: string;
 }
 
 export type Action =
@@ -21,6 +23,7 @@ export type Action =
   | 'change-model' // spec, owner, target throughput, measurements, delete
   | 'report-load'
   | 'change-node'
+  | 'run-node' // register a node, heartbeat, report its replicas and their load (an agent, for its node)
   | 'manage-tokens'
   | 'read-audit'
   | 'read-metrics' // GET /metrics: every tenant's names and figures
@@ -46,6 +49,7 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
     'change-model': 'anywhere',
     'report-load': 'anywhere',
     'change-node': 'anywhere',
+    'run-node': 'anywhere',
     'manage-tokens': 'anywhere',
     'read-audit': 'anywhere',
     'read-metrics': 'anywhere',
@@ -66,6 +70,8 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
   reporter: { 'report-load': 'within' },
   metrics: { 'read-metrics': 'anywhere' },
   client: { 'call-model': 'within' },
+  // Bound to its node by may(): it acts for no other.
+  agent: { 'run-node': 'anywhere' },
 };
 
 /** What an action is done to. */
@@ -74,6 +80,8 @@ export interface Target {
   chain: readonly ScopeKey[];
   /** The model acted on, for the model actions. */
   model?: string;
+  /** The node acted on, for run-node. */
+  node?: string;
 }
 
 /** How a scope is written in sentences: `team:Acme/ml` (the store's scopes know; the key will do). */
@@ -94,6 +102,9 @@ export function may(who: Identity, action: Action, target?: Target, label: Label
     return refuse(
       `may not ${VERBS[action]}: ${action === 'read-metrics' ? METRICS_LIMIT : ROLE_LIMIT[who.role]}`,
     );
+  }
+  if (who.node !== undefined && target?.node !== undefined && target.node !== who.node) {
+    return refuse(`may not act for node ${target.node}: it registers and reports for its own node only`);
   }
   if (!target || reach === 'anywhere') return ALLOWED;
 
@@ -129,10 +140,10 @@ export function mayOverrun(who: Identity, why: string | null, label: Label = (ke
 
 const ROLE_NOUN: Partial<Record<Role, string>> = { metrics: 'metrics token', client: 'client key' };
 
-/** `an operator of team:Acme/ml`, `a viewer`, `an admin`, `a client key of team:Acme/ml`. */
+/** `an operator of team:Acme/ml`, `a viewer`, `an admin`, `a client key of team:Acme/ml`, `an agent of node gpu-1`. */
 function describe(who: Identity, label: Label): string {
-  const article = who.role === 'admin' || who.role === 'operator' ? 'an' : 'a';
-  const of = who.scope ? ` of ${label(who.scope)}` : '';
+  const article = who.role === 'admin' || who.role === 'operator' || who.role === 'agent' ? 'an' : 'a';
+  const of = who.scope ? ` of ${label(who.scope)}` : who.node ? ` of node ${who.node}` : '';
   return `${article} ${ROLE_NOUN[who.role] ?? who.role}${of}`;
 }
 
@@ -146,6 +157,7 @@ const VERBS: Record<Action, string> = {
   'change-model': 'change models or their measurements',
   'report-load': 'report load',
   'change-node': 'change nodes',
+  'run-node': 'register or report for nodes',
   'manage-tokens': 'manage tokens',
   'read-audit': 'read the audit log',
   'read-metrics': 'read the metrics',
@@ -165,6 +177,7 @@ const ROLE_LIMIT: Record<Role, string> = {
   reporter: 'a reporter only reports load (POST /api/v1/models/{name}/load)',
   metrics: 'a metrics token only reads GET /metrics',
   client: "a client key only calls its scope's models through the gateway (/v1)",
+  agent: 'an agent only registers and reports for its node (/api/v1/nodes/{name})',
 };
 
 /** The action done to this target, e.g. `change the quota of team:Acme/ml`. */

@@ -38,6 +38,7 @@ const ROLES_HELP = [
   '  viewer    reads only; with --scope, only that subtree',
   '  reporter  only reports load (model load); with --models or --scope, only for those models',
   "  metrics   only reads GET /metrics (for Prometheus: every tenant's figures)",
+  '  agent     an llmgw agent: registers and reports for its --node only',
 ].join('\n');
 
 export const TOKEN_COMMANDS: Command[] = [
@@ -55,7 +56,7 @@ export const TOKEN_COMMANDS: Command[] = [
       role: {
         type: 'string',
         value: 'ROLE',
-        description: 'admin, operator, viewer, reporter, metrics or client',
+        description: 'admin, operator, viewer, reporter, metrics, client or agent',
         required: true,
       },
       scope: {
@@ -64,6 +65,7 @@ export const TOKEN_COMMANDS: Command[] = [
         description: "the operator's or client's scope, or a viewer's or reporter's subtree",
       },
       models: { type: 'string', value: 'A,B', description: 'the only models a reporter reports for' },
+      node: { type: 'string', value: 'NODE', description: "an agent's node (required for an agent)" },
       'expires-in': {
         type: 'string',
         value: 'DURATION',
@@ -75,15 +77,17 @@ export const TOKEN_COMMANDS: Command[] = [
       'llmgw ctl token create --name gw-1 --role reporter --models chat,code',
       'export OPENAI_API_KEY=$(llmgw ctl token create --name ml-app --role client --scope team:Acme/ml)',
       'export LLMGW_TOKEN=$(llmgw ctl token create --name dana --role viewer --scope org:Acme)',
+      'llmgw ctl token create --name agent-gpu-1 --role agent --node gpu-1',
     ],
     async run(ctx, input) {
-      const { name, role, scope, models } = input.values as Record<string, string | undefined>;
+      const { name, role, scope, models, node } = input.values as Record<string, string | undefined>;
       const expiresIn = input.values['expires-in'] as string | undefined;
       const body = {
         name,
         role,
         ...(scope === undefined ? {} : { scope }),
         ...(models === undefined ? {} : { models: models.split(',').map((m) => m.trim()) }),
+        ...(node === undefined ? {} : { node }),
         ...(expiresIn === undefined ? {} : { expires_at: expiresAt(expiresIn) }),
       };
       const { body: issued } = await ctx.api().call<Issued>('POST', '/tokens', body);

@@ -4,9 +4,12 @@ import { nodeUsage } from '../../../policy/node-usage.ts';
 import { complete, exceeding, formatResources, sum } from '../../../policy/resources.ts';
 import type { Db } from '../../../store/db.ts';
 import { pendingModels } from '../../../store/decisions.ts';
+import { lastHeartbeats } from '../../../store/node-liveness.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../../store/nodes.ts';
 import { listReplicas } from '../../../store/replicas.ts';
+import { identityOf } from '../../auth/guard.ts';
 import type { ApiDeps } from '../../deps.ts';
+import { ApiError } from '../../http.ts';
 import { recordedChange } from '../../recorded.ts';
 import type {
   deleteNodeRoute,
@@ -26,6 +29,8 @@ export function nodeHandlers(deps: ApiDeps) {
   const put: RouteHandler<typeof putNodeRoute> = async (c) => {
     const { name } = c.req.valid('param');
     const input = c.req.valid('json');
+    if (identityOf(c).role === 'agent' && input.driver !== 'agent')
+      throw new ApiError(400, 'an agent registers its node with driver "agent"');
     const held = sum((await listReplicas(sql, { node: name, activeOnly: true })).map((r) => r.resources));
     // An absent dimension is no capacity at all (placement reads it as 0), so it is compared as 0.
     const short = exceeding(held, complete(input.capacity));
@@ -43,6 +48,7 @@ export function nodeHandlers(deps: ApiDeps) {
           capacity: input.capacity,
           gpu_model: input.gpu_model ?? null,
           labels: input.labels ?? {},
+          driver: input.driver ?? 'sim',
         }),
       tell: pending,
     });
@@ -50,10 +56,20 @@ export function nodeHandlers(deps: ApiDeps) {
   };
 
   const list: RouteHandler<typeof listNodesRoute> = async (c) => {
-    const [nodes, replicas] = await Promise.all([listNodes(sql), listReplicas(sql, { activeOnly: true })]);
+    const [nodes, replicas, heartbeats] = await Promise.all([
+      listNodes(sql),
+      listReplicas(sql, { activeOnly: true }),
+      lastHeartbeats(sql),
+    ]);
     const body = nodes.map((node) => {
       const here = replicas.filter((r) => r.node === node.name);
-      return { ...node, ...nodeUsage(node, here), replicas: here.length };
+      return {
+        ...node,
+        driver: node.driver ?? 'sim',
+        heartbeat_at: heartbeats.get(node.name) ?? null,
+        ...nodeUsage(node, here),
+        replicas: here.length,
+      };
     });
     return c.json(body, 200);
   };

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { permits } from '../../auth/guard.ts';
+import { NODE_DRIVERS, NODE_STATES } from '../../../domain/cluster.ts';
+import { permits, permitsNode } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { NameParam } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
@@ -14,6 +15,10 @@ const NodeInputSchema = z
     capacity: ResourcesSchema,
     gpu_model: z.string().min(1).max(63).optional(),
     labels: z.record(z.string().max(63), z.string().max(253)).optional(),
+    driver: z.enum(NODE_DRIVERS).optional().openapi({
+      description:
+        'what runs its replicas: sim (the simulated cluster, the default) or agent (an llmgw agent on the machine)',
+    }),
   })
   .openapi('NodeInput');
 
@@ -31,17 +36,20 @@ const NodeViewSchema = z
     overcommitted: z.boolean().describe('What runs exceeds the capacity on some dimension (never expected).'),
     gpu_model: z.string().nullable(),
     labels: z.record(z.string(), z.string()),
-    state: z.enum(['ready', 'cordoned', 'down']),
+    state: z.enum(NODE_STATES),
+    driver: z.enum(NODE_DRIVERS),
+    heartbeat_at: z.string().nullable().describe("When an agent's node last heard from its agent."),
     replicas: z.number(),
   })
   .openapi('Node');
 
 export const putNodeRoute = createRoute({
-  middleware: [permits('change-node'), jsonBody(BODY_LIMIT)] as const,
+  middleware: [permitsNode('run-node'), jsonBody(BODY_LIMIT)] as const,
   method: 'put',
   path: '/nodes/{name}',
   tags: ['cluster'],
-  summary: 'Add or update a node (capacity may not drop below what its replicas hold)',
+  summary:
+    'Add or update a node (capacity may not drop below what its replicas hold); an agent registers its own',
   request: { params: NameParam, body: jsonRequest(NodeInputSchema) },
   responses: {
     200: jsonContent(z.object({ name: z.string() }), 'updated'),

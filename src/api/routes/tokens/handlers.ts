@@ -25,6 +25,7 @@ export function tokenHandlers(deps: ApiDeps) {
       role: input.role,
       scope: input.scope ? (await resolveOrRefuse(c, input.scope)).key : null,
       models: input.models ?? null,
+      node: input.node ?? null,
       expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
     };
     const secret = newSecret();
@@ -37,6 +38,7 @@ export function tokenHandlers(deps: ApiDeps) {
     const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
     const body = tokens.map((token) => ({
       ...token,
+      node: token.node ?? null,
       scope_name: token.scope ? displayName(byKey, token.scope) : null,
     }));
     return c.json(body, 200);
@@ -58,7 +60,10 @@ export function tokenHandlers(deps: ApiDeps) {
   return { create, list, revoke };
 }
 
-/** Checks what a role may be given: an operator and a client need a scope, admin and metrics take none, only a reporter takes models. */
+/**
+ * Checks what a role may be given: an operator and a client need a scope, admin and metrics take none,
+ * only a reporter takes models, only an agent (and always) a node.
+ */
 function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
   if (input.role === 'operator' && !input.scope)
     throw new ApiError(400, 'an operator token needs a scope: the one it manages beneath');
@@ -70,6 +75,9 @@ function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
     throw new ApiError(400, 'a metrics token takes no scope: the metrics cover every tenant');
   if (input.models && input.role !== 'reporter')
     throw new ApiError(400, 'only a reporter token is limited to models');
+  if (input.role === 'agent' && (!input.node || input.scope))
+    throw new ApiError(400, 'an agent token needs a node and takes no scope: it acts for that node only');
+  if (input.node && input.role !== 'agent') throw new ApiError(400, 'only an agent token is bound to a node');
   if (input.expires_at && Date.parse(input.expires_at) <= now)
     throw new ApiError(400, `expires_at ${input.expires_at} is not in the future`);
 }

@@ -26,6 +26,9 @@ export const TokenInputSchema = z
       .max(100)
       .optional()
       .openapi({ description: 'the only models a reporter may report load for' }),
+    node: ObjectNameSchema.optional().openapi({
+      description: 'the node an agent registers and reports for (required for an agent)',
+    }),
     expires_at: TimestampSchema.optional(),
   })
   .openapi('TokenInput');
@@ -46,6 +49,7 @@ const TokenViewSchema = z
     scope: z.string().nullable(),
     scope_name: z.string().nullable(),
     models: z.array(z.string()).nullable(),
+    node: z.string().nullable(),
     created_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable(),

@@ -1,0 +1,217 @@
+// What an agent calls for its node (issue 12) against a real Postgres: an agent token registers and
+// reports for its own node only; heartbeats, replica reports and engine load; a silent node is lost
+// with its replicas (which hold no room and count for nothing in the start backoff) and comes back.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { newId } from '../../src/store/ids.ts';
+import { loseSilentNodes } from '../../src/store/node-liveness.ts';
+import { recentOutcomes } from '../../src/store/replicas.ts';
+import { assertError } from '../support/assertions.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('agents API', () => {
+  let stack: Stack;
+  const tag = newId().slice(0, 6);
+  const node = `gpu-${tag}`;
+  const other = `gpu-other-${tag}`;
+  const model = `agent-chat-${tag}`;
+  let agent: Record<string, string>;
+  const registration = {
+    capacity: { gpus: 8, cores: 64, memory_gib: 512 },
+    gpu_model: 'H100',
+    driver: 'agent',
+  };
+
+  const replica = (id: string, state: string, on = node) =>
+    stack.sql`insert into replicas (id, model, profile, node, resources, state)
+      values (${id}, ${model}, 'gpu', ${on}, ${stack.sql.json({ gpus: 1 })}, ${state})`;
+  const row = async (id: string) =>
+    (await stack.sql`select state, reason, endpoint from replicas where id = ${id}`)[0];
+  const nodeRow = async (name: string) =>
+    (await stack.call('GET', '/api/v1/nodes')).body.find((n: any) => n.name === name);
+
+  before(async () => {
+    stack = await startStack();
+    agent = bearer(await stack.token({ name: `agent-${tag}`, role: 'agent', node }));
+    const created = await stack.call('PUT', `/api/v1/models/${model}`, {
+      min_replicas: 0,
+      max_replicas: 4,
+      profiles: [{ name: 'gpu', resources: { gpus: 1 } }],
+    });
+    assert.ok(created.status < 300, JSON.stringify(created.body));
+    assert.equal((await stack.call('PUT', `/api/v1/nodes/${other}`, { capacity: { gpus: 8 } })).status, 201);
+  });
+  after(() => stack.stop());
+
+  it('an agent token needs a node, and only an agent token takes one', async () => {
+    assertError(
+      await stack.call('POST', '/api/v1/tokens', { name: `a-${tag}`, role: 'agent' }),
+      400,
+      'an agent token needs a node and takes no scope: it acts for that node only',
+    );
+    assertError(
+      await stack.call('POST', '/api/v1/tokens', { name: `v-${tag}`, role: 'viewer', node }),
+      400,
+      'only an agent token is bound to a node',
+    );
+    const listed = (await stack.call('GET', '/api/v1/tokens')).body.find(
+      (t: any) => t.name === `agent-${tag}`,
+    );
+    assert.equal(listed.role, 'agent');
+    assert.equal(listed.node, node);
+  });
+
+  it('registers its own node as an agent node, with a heartbeat', async () => {
+    assert.deepEqual(await stack.call('PUT', `/api/v1/nodes/${node}`, registration, agent), {
+      status: 201,
+      body: { name: node },
+    });
+    const shown = await nodeRow(node);
+    assert.equal(shown.driver, 'agent');
+    assert.equal(shown.state, 'ready');
+    assert.ok(Date.now() - Date.parse(shown.heartbeat_at) < 60_000);
+    assert.equal((await nodeRow(other)).driver, 'sim');
+    assert.equal((await nodeRow(other)).heartbeat_at, null);
+  });
+
+  it('acts for its own node only, and for nothing else (403 in one sentence; 401 without a token)', async () => {
+    assertError(
+      await stack.call('PUT', `/api/v1/nodes/${other}`, registration, agent),
+      403,
+      `an agent of node ${node} may not act for node ${other}: it registers and reports for its own node only`,
+    );
+    assertError(await stack.call('POST', `/api/v1/nodes/${other}/heartbeat`, undefined, agent), 403);
+    assertError(
+      await stack.call('GET', '/api/v1/nodes', undefined, agent),
+      403,
+      `an agent of node ${node} may not read the nodes: an agent only registers and reports for its node (/api/v1/nodes/{name})`,
+    );
+    assertError(await stack.call('PUT', `/api/v1/models/${model}`, {}, agent), 403);
+    assertError(
+      await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, { authorization: undefined }),
+      401,
+    );
+    assert.equal((await nodeRow(other)).driver, 'sim');
+  });
+
+  it('registers with driver agent only; bad input changes nothing', async () => {
+    assertError(
+      await stack.call('PUT', `/api/v1/nodes/${node}`, { ...registration, driver: 'sim' }, agent),
+      400,
+      'an agent registers its node with driver "agent"',
+    );
+    assertError(
+      await stack.call('PUT', `/api/v1/nodes/${node}`, { ...registration, driver: 'k8s' }, agent),
+      400,
+    );
+    assert.equal((await nodeRow(node)).driver, 'agent');
+  });
+
+  it('heartbeats: the answer names the replicas the store wants on the node', async () => {
+    await replica(`${model}-starting`, 'starting');
+    await replica(`${model}-stopped`, 'stopped');
+    const answer = await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent);
+    assert.deepEqual(answer, {
+      status: 200,
+      body: {
+        name: node,
+        state: 'ready',
+        back: false,
+        wanted: [{ id: `${model}-starting`, state: 'starting' }],
+      },
+    });
+    assertError(
+      await stack.call('POST', `/api/v1/nodes/${other}/heartbeat`),
+      404,
+      `there is no agent's node "${other}"`,
+    );
+  });
+
+  it('reports a replica ready with its endpoint, once; failed with its reason; bad reports change nothing', async () => {
+    const id = `${model}-starting`;
+    const report = (body: unknown, on = node, who = agent) =>
+      stack.call('POST', `/api/v1/nodes/${on}/replicas/${id}/report`, body, who);
+    assertError(await report({ state: 'ready', endpoint: 'not a url' }), 400);
+    assertError(await report({ state: 'ready' }), 400);
+    assertError(await report({ state: 'exploded' }), 400);
+    assert.equal((await row(id)).state, 'starting');
+    assertError(
+      await report({ state: 'ready', endpoint: 'http://127.0.0.1:9' }, other, bearer(stack.adminToken)),
+      404,
+    );
+
+    const ready = await report({ state: 'ready', endpoint: 'http://127.0.0.1:40001' });
+    assert.deepEqual(ready, { status: 200, body: { id, state: 'ready', moved: true } });
+    assert.deepEqual(await row(id), { state: 'ready', reason: null, endpoint: 'http://127.0.0.1:40001' });
+    assert.deepEqual((await report({ state: 'ready', endpoint: 'http://127.0.0.1:1' })).body, {
+      id,
+      state: 'ready',
+      moved: false,
+    });
+
+    const failed = await report({ state: 'failed', reason: 'exit code 1; last lines: CUDA out of memory' });
+    assert.deepEqual(failed.body, { id, state: 'failed', moved: true });
+    assert.deepEqual(await row(id), {
+      state: 'failed',
+      reason: 'exit code 1; last lines: CUDA out of memory',
+      endpoint: null,
+    });
+    assertError(
+      await stack.call('POST', `/api/v1/nodes/${node}/replicas/nope/report`, { state: 'stopped' }, agent),
+      404,
+      `node ${node} holds no replica "nope"`,
+    );
+  });
+
+  it("reports an engine's load as the source replica:<id>", async () => {
+    const id = `${model}-serving`;
+    await replica(id, 'ready');
+    const answer = await stack.call(
+      'POST',
+      `/api/v1/nodes/${node}/replicas/${id}/load`,
+      { in_flight: 3, waiting: 2 },
+      agent,
+    );
+    assert.equal(answer.status, 202, JSON.stringify(answer.body));
+    assert.equal(answer.body.model, model);
+    const [stored] =
+      await stack.sql`select in_flight, waiting from load_reports where model = ${model} and source = ${`replica:${id}`}`;
+    assert.deepEqual({ ...stored }, { in_flight: 3, waiting: 2 });
+    assertError(
+      await stack.call('POST', `/api/v1/nodes/${node}/replicas/${id}/load`, { in_flight: -1 }, agent),
+      400,
+    );
+  });
+
+  it('a silent node is lost with its replicas, which free their room and are no failed starts; a heartbeat brings it back', async () => {
+    await replica(`${model}-pending`, 'pending');
+    assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
+    await stack.sql`update nodes set heartbeat_at = now() - interval '90 seconds' where name = ${node}`;
+    assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [node], models: [model] });
+
+    const shown = await nodeRow(node);
+    assert.equal(shown.state, 'lost');
+    assert.equal(shown.replicas, 0);
+    assert.deepEqual(shown.allocated, { gpus: 0, cores: 0, memory_gib: 0 });
+    for (const id of [`${model}-serving`, `${model}-pending`]) {
+      assert.deepEqual(await row(id), {
+        state: 'lost',
+        reason: `node ${node}'s agent was silent for over 60 s; replaced elsewhere`,
+        endpoint: null,
+      });
+    }
+    const notes =
+      await stack.sql`select action, reason from decisions where model = ${model} and action = 'lost'`;
+    assert.equal(notes.length, 2, JSON.stringify(notes));
+    const outcomes = await recentOutcomes(stack.sql, model, 600_000);
+    assert.deepEqual(outcomes.map((o) => o.state).sort(), ['failed', 'stopped']);
+    // Losing again loses nothing twice.
+    assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
+
+    const back = await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent);
+    assert.deepEqual(back.body, { name: node, state: 'ready', back: true, wanted: [] });
+    assert.equal((await nodeRow(node)).state, 'ready');
+  });
+});
