@@ -21,6 +21,8 @@ export interface Config {
   resyncMs: number;
   simStartDelayMs: number;
   drainGraceMs: number;
+  /** How long an agent's node may be silent before it is lost with its replicas (LLMGW_NODE_LOST_S). */
+  nodeLostMs: number;
   adminToken?: string;
   /** The secret of the metrics token (GET /metrics), stored at each start of the API. */
   metricsToken?: string;
@@ -125,6 +127,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     resyncMs: number(env, 'LLMGW_RESYNC_S', 30, { min: 0.1 }) * 1000,
     simStartDelayMs: number(env, 'LLMGW_SIM_START_DELAY_MS', 2000),
     drainGraceMs: number(env, 'LLMGW_DRAIN_GRACE_S', 30) * 1000,
+    nodeLostMs: number(env, 'LLMGW_NODE_LOST_S', 30, { min: 1 }) * 1000,
     adminToken,
     metricsToken,
     metricsRefreshMs: number(env, 'LLMGW_METRICS_REFRESH_S', 5) * 1000,

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
+import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
 import { SimClusterLeader } from '../cluster/sim/sim-leader.ts';
@@ -103,10 +104,21 @@ export async function startWorker(options: {
   });
   const done = worker.run();
   const name = `worker ${hostname()}:${process.pid}`;
+  // The lease's holder also loses silent agents' nodes: one check in the whole control plane.
+  const nodeWatch = new NodeWatch(sql, reconcilers, config.nodeLostMs, log);
+  const leading = {
+    run: () => {
+      sim.run();
+      nodeWatch.run();
+    },
+    stop: async () => {
+      await Promise.all([sim.stop(), nodeWatch.stop()]);
+    },
+  };
   const simLease = new Lease(
     sql,
     'simCluster',
-    new SimClusterLeader(sim, name, metrics.onSimClusterLeader, log),
+    new SimClusterLeader(leading, name, metrics.onSimClusterLeader, log),
     {
       name: `llmgw ${name}`,
       log,
