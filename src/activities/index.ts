@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ClusterDriver } from '../cluster/driver.ts';
 import type { Config } from '../config.ts';
+import type { ReplicaState } from '../domain/cluster.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
@@ -14,6 +15,7 @@ import type { Sql } from '../store/db.ts';
 import { guarded } from '../store/db.ts';
 import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
+import { applyReplicaReport, type ReplicaReport } from '../store/replica-reports.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
 import { admitStart, reserve } from '../store/reservations.ts';
 import { type LiveReading, type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
@@ -27,6 +29,8 @@ export interface ActivityDeps {
   now?: () => number;
   /** Called with every decision planned, and how long its pass took (metrics). */
   onDecision?: (decision: Decision, passSeconds: number) => void;
+  /** Called when a replica of an agent's node moved (ready, failed, stopped): its reconcilers are told. */
+  onReplicaSettled?: (model: string, node: string, state: ReplicaState) => Promise<void>;
   /** Called when a reclaim or preemption was reserved: its victims drain (metrics). */
   onVictims?: (decision: Decision) => void;
 }
@@ -219,6 +223,17 @@ export function createActivities(deps: ActivityDeps) {
           'the model was deleted',
         );
         return removeModel(sql, input.model);
+      });
+    },
+
+    /**
+     * Records what came of a start or a drain on an agent's node (workflows/replica-on-node.ts), as an
+     * agent's report through the API would, and tells the reconcilers it concerns. Idempotent.
+     */
+    async settleReplica(input: { replicaId: string; node: string; report: ReplicaReport }) {
+      await guarded(async () => {
+        const settled = await applyReplicaReport(sql, input.node, input.replicaId, input.report);
+        if (settled?.moved) await deps.onReplicaSettled?.(settled.model, input.node, settled.state);
       });
     },
 

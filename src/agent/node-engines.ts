@@ -1,6 +1,6 @@
 import { describeIssue } from '../api/http.ts';
 import { EngineSchema } from '../api/schemas/engine.ts';
-import type { Profile } from '../domain/model.ts';
+import type { ReplicaToRun } from '../domain/node-work.ts';
 import { type EngineLoad, loadGaugesOf, scrapeLoad } from './engine-metrics.ts';
 import type { EngineRecord } from './engine-state.ts';
 import { GpuAllocator } from './gpus.ts';
@@ -13,12 +13,7 @@ export interface NodeEnginesOptions extends Omit<SupervisorOptions, 'onExit'> {
   onExit?: (exit: EngineExit) => void;
 }
 
-/** One replica to run on this node, as the control plane names it. */
-export interface ReplicaToRun {
-  replica: string;
-  model: string;
-  profile: Pick<Profile, 'name' | 'resources' | 'engine' | 'default_concurrency'>;
-}
+export type { ReplicaToRun };
 
 /**
  * The engines of one node: what the agent's start and stop activities call. It gives each replica the

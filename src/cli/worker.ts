@@ -4,6 +4,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
+import { AgentDriver } from '../cluster/agent-driver.ts';
+import { DriverByNode } from '../cluster/driver-by-node.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
@@ -19,6 +21,7 @@ import { ensureSearchAttributes } from '../reconcilers/search-attribute-check.ts
 import type { Sql } from '../store/db.ts';
 import { Lease } from '../store/lease.ts';
 import { listModels } from '../store/models.ts';
+import { modelsWaitingOn } from '../store/replicas.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
 import { loadSimCluster } from './sim-cluster.ts';
 
@@ -99,7 +102,21 @@ export async function startWorker(options: {
     // Each reconciler kept in memory costs about 0.35 MB (bench/idle); one that is not replays at its next pass.
     maxCachedWorkflows: config.workflowCache,
     activities: metrics.countStoreErrors(
-      createActivities({ sql, driver: sim, policyCache, config, ...metrics.activityHooks }),
+      createActivities({
+        sql,
+        driver: new DriverByNode(sql, { sim, agent: new AgentDriver(sql, client, config) }),
+        policyCache,
+        config,
+        // Room freed on an agent's node may be what a reservation there waits for.
+        onReplicaSettled: async (model, node, state) => {
+          const freed = state === 'failed' || state === 'stopped';
+          await reconcilers.tell(
+            [model, ...(freed ? await modelsWaitingOn(sql, node) : [])],
+            'replicaChanged',
+          );
+        },
+        ...metrics.activityHooks,
+      }),
     ),
   });
   const done = worker.run();

@@ -90,3 +90,10 @@ export async function getReplica(sql: Db, id: string): Promise<Replica | undefin
     select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;
 }
+
+/** Models with a replica reserved on the node: room freed there may be what they wait for. */
+export async function modelsWaitingOn(sql: Sql, node: string): Promise<string[]> {
+  const rows = await sql<{ model: string }[]>`
+    select distinct model from replicas where state = 'pending' and node = ${node}`;
+  return rows.map((row) => row.model);
+}

@@ -1,2 +1,3 @@
 // The workflow bundle's entry: every workflow type the worker registers.
 export { reconcileModel } from './reconcile-model.ts';
+export { replicaOnNode } from './replica-on-node.ts';

@@ -3,6 +3,7 @@ import type { LoadSignals } from '../../reconcilers/load-signals.ts';
 import type { Sql } from '../../store/db.ts';
 import { deleteLoadReport } from '../../store/load.ts';
 import { listModels } from '../../store/models.ts';
+import { listNodes } from '../../store/nodes.ts';
 import { listReplicas, setEndpoint } from '../../store/replicas.ts';
 import { SIM_DEFAULTS, type SimEngine, seedOf, startSimEngine } from './engine.ts';
 
@@ -37,8 +38,13 @@ export class SimServing {
     if (now - this.syncedAt < SYNC_EVERY_MS) return;
     this.syncedAt = now;
     const models = new Map((await listModels(this.sql)).map((model) => [model.name, model]));
+    // An agent's node runs its engines itself.
+    const simNodes = new Set(
+      (await listNodes(this.sql)).filter((n) => n.driver === 'sim').map((n) => n.name),
+    );
     const running = (await listReplicas(this.sql, { activeOnly: true })).filter(
       (r) =>
+        simNodes.has(r.node) &&
         (r.state === 'ready' || r.state === 'draining') &&
         engineOf(models.get(r.model), r.profile)?.kind === 'sim',
     );

@@ -13,7 +13,7 @@ export interface SimOptions {
 }
 
 /**
- * A simulated cluster on the nodes the store holds. Its replicas live in the store only: a replica is
+ * A simulated cluster on the nodes the store holds whose driver is `sim` (agents run the others). Its replicas live in the store only: a replica is
  * ready `startDelayMs` after it started (or failed, when its profile's engine says `fail_start: true`)
  * and stopped `drainGraceMs` after it began to drain. Keeping no state in memory is what lets a worker
  * crash and restart without losing or doubling a replica.
@@ -48,11 +48,13 @@ export class SimCluster implements ClusterDriver {
         updated_at = now()
       from profiles p
       where p.model = r.model and p.name = r.profile and r.state = 'starting'
+        and r.node in (select name from nodes where driver = 'sim')
         and r.updated_at <= now() - ${this.options.startDelayMs} * interval '1 millisecond'
       returning r.model, r.node, r.state`;
     const stopped = await sql<{ model: string; node: string; preempted_for: string | null }[]>`
       update replicas set state = 'stopped', updated_at = now()
-      where state = 'draining' and updated_at <= now() - ${this.options.drainGraceMs} * interval '1 millisecond'
+      where state = 'draining' and node in (select name from nodes where driver = 'sim')
+        and updated_at <= now() - ${this.options.drainGraceMs} * interval '1 millisecond'
       returning model, node, preempted_for`;
     // Room freed on a node (a replica stopped or failed) may be what a reservation there waits for.
     const freed = [...stopped, ...started.filter((r) => r.state === 'failed')].map((r) => r.node);

@@ -39,6 +39,7 @@ export function fakeActivities(now: () => Promise<number>) {
     drainReplicas: async () => {},
     drainModel: async () => true,
     recordDecision: async () => {},
+    settleReplica: async () => {},
   };
   const names = Object.keys(defaults) as (keyof Activities)[];
   let answers: Partial<Activities> = {};

@@ -5,7 +5,7 @@ import { pendingModels } from '../../../store/decisions.ts';
 import { getModel } from '../../../store/models.ts';
 import { heartbeat } from '../../../store/node-liveness.ts';
 import { applyReplicaReport } from '../../../store/replica-reports.ts';
-import { getReplica } from '../../../store/replicas.ts';
+import { getReplica, modelsWaitingOn } from '../../../store/replicas.ts';
 import type { ApiDeps } from '../../deps.ts';
 import type { heartbeatRoute, replicaLoadRoute, replicaReportRoute } from './agent-routes.ts';
 
@@ -13,13 +13,6 @@ import type { heartbeatRoute, replicaLoadRoute, replicaReportRoute } from './age
 export function agentHandlers(deps: ApiDeps) {
   const { sql, reconcilers } = deps;
   const loadSignals = new LoadSignals(sql, reconcilers, deps.policy, deps.now);
-  /** Models with a replica reserved on the node: room freed or back there may be what they wait for. */
-  const waitingOn = async (node: string) =>
-    (
-      await sql<{ model: string }[]>`
-      select distinct model from replicas where state = 'pending' and node = ${node}`
-    ).map((row) => row.model);
-
   const beat: RouteHandler<typeof heartbeatRoute> = async (c) => {
     const { name } = c.req.valid('param');
     const answer = await heartbeat(sql, name);
@@ -35,7 +28,10 @@ export function agentHandlers(deps: ApiDeps) {
     if (!moved) throw new NotFound(`node ${name} holds no replica "${id}"`);
     if (moved.moved) {
       const freed = moved.state === 'failed' || moved.state === 'stopped';
-      await reconcilers.tell([moved.model, ...(freed ? await waitingOn(name) : [])], 'replicaChanged');
+      await reconcilers.tell(
+        [moved.model, ...(freed ? await modelsWaitingOn(sql, name) : [])],
+        'replicaChanged',
+      );
     }
     return c.json({ id, state: moved.state, moved: moved.moved }, 200);
   };

@@ -1,0 +1,57 @@
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { DEFAULT_START_TIMEOUT_S } from '../api/schemas/engine.ts';
+import type { Replica } from '../domain/cluster.ts';
+import { type ReplicaOnNodeInput, replicaOnNodeId } from '../domain/node-work.ts';
+import type { Sql } from '../store/db.ts';
+import { getModel } from '../store/models.ts';
+import type { replicaOnNode } from '../workflows/replica-on-node.ts';
+import type { ClusterDriver } from './driver.ts';
+
+/**
+ * Runs the replicas of agents' nodes: each start and each drain is a workflow of its own
+ * (workflows/replica-on-node.ts) whose engine work Temporal carries to the node's agent. Started, not
+ * awaited: the reconciler's pass goes on while an engine starts. The workflow's ID is the replica and
+ * the step, never reused, so a retried activity or a worker that crashed mid-call starts nothing twice.
+ */
+export class AgentDriver implements ClusterDriver {
+  constructor(
+    private readonly sql: Sql,
+    private readonly client: Client,
+    private readonly options: { taskQueue: string; nodeLostMs: number; drainGraceMs: number },
+  ) {}
+
+  start(replica: Replica): Promise<void> {
+    return this.dispatch('start', replica);
+  }
+
+  drain(replica: Replica): Promise<void> {
+    return this.dispatch('drain', replica);
+  }
+
+  private async dispatch(op: ReplicaOnNodeInput['op'], replica: Replica): Promise<void> {
+    const profile = (await getModel(this.sql, replica.model))?.profiles.find(
+      (p) => p.name === replica.profile,
+    );
+    // A model removed meanwhile: its replicas are drained by its deletion, nothing is left to start.
+    if (!profile) return;
+    const input: ReplicaOnNodeInput = {
+      op,
+      node: replica.node,
+      run: { replica: replica.id, model: replica.model, profile },
+      startTimeoutS: Number(profile.engine?.start_timeout_s ?? DEFAULT_START_TIMEOUT_S),
+      nodeLostS: this.options.nodeLostMs / 1000,
+      graceS: this.options.drainGraceMs / 1000,
+    };
+    try {
+      await this.client.workflow.start<typeof replicaOnNode>('replicaOnNode', {
+        taskQueue: this.options.taskQueue,
+        workflowId: replicaOnNodeId(op, replica.id),
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [input],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// What a node's agent runs for the control plane, as the workflows and the agent both name it. Shared by
+// the workflow bundle and the agent: types and names only, no I/O.
+import type { Profile } from './model.ts';
+
+/** The task queue an agent's worker polls: Temporal carries its node's work to it and to no other. */
+export const nodeTaskQueue = (node: string) => `llmgw-node:${node}`;
+
+/** One replica to run on a node, as the control plane names it. */
+export interface ReplicaToRun {
+  replica: string;
+  model: string;
+  profile: Pick<Profile, 'name' | 'resources' | 'engine' | 'default_concurrency'>;
+}
+
+/** The activities an agent's worker runs on its node's task queue. */
+export interface NodeActivities {
+  /** Runs the replica's engine and resolves with where it serves once it is ready; heartbeats meanwhile. */
+  startEngine(input: ReplicaToRun): Promise<{ endpoint: string }>;
+  /** Stops the replica's engine: SIGTERM, then SIGKILL after 10 s. Nothing running is no error. */
+  stopEngine(input: { replica: string }): Promise<void>;
+}
+
+/** What the start or the drain of one replica on an agent's node needs. */
+export interface ReplicaOnNodeInput {
+  op: 'start' | 'drain';
+  node: string;
+  run: ReplicaToRun;
+  /** The engine's start timeout (the profile's start_timeout_s, or the default). */
+  startTimeoutS: number;
+  /** How long an agent may be silent before its node is lost: a start no agent takes within it fails. */
+  nodeLostS: number;
+  /** drain: how long the replica serves its in-flight requests before its engine is stopped. */
+  graceS: number;
+}
+
+/** One workflow per replica and step: its ID is the step's idempotency key (a retried start starts nothing twice). */
+export const replicaOnNodeId = (op: ReplicaOnNodeInput['op'], replica: string) => `replica-${op}:${replica}`;
