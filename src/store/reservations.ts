@@ -105,12 +105,10 @@ async function reserveOne(tx: Sql, view: View, decision: Decision, replicaId: st
   const preemptedFor = decision.action === 'preempt' ? decision.model : null;
   for (const victim of decision.victims ?? []) {
     const { reason, action, note } = victimNote(view, decision, victim);
-    // A victim still pending never started: nothing runs to drain, so it stops at once. The update waits
-    // for a start that holds its row, then sees it starting, and drains it.
+    // Victims have started (a pending replica is never one: policy/reclaim.ts mayReclaim, preempt.ts).
     await tx`update replicas
-      set state = case when state = 'pending' then 'stopped' else 'draining' end,
-        reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
-      where id = ${victim.replica} and state in ('pending', 'starting', 'ready')`;
+      set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
+      where id = ${victim.replica} and state in ('starting', 'ready')`;
     await recordNote(tx, victim.model, action, note, {
       replica: victim.replica,
       node: victim.node,
