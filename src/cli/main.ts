@@ -25,6 +25,7 @@ commands:
   ctl      the operator's command line, a client of the HTTP API (llmgw ctl --help)
   simulate llmgw's policy against its peers on real traces, on a simulated clock (llmgw simulate --help)
   sim-engine  the simulated engine as a process of its own, as an agent runs it (llmgw sim-engine --help)
+  agent    one GPU machine's agent: registers its node and runs its engines (llmgw agent --help)
 
 Configuration is read from the environment; see README.md.`;
 
@@ -98,6 +99,11 @@ async function main(command: string | undefined) {
       return (await import('./ctl/index.ts')).ctlMain(process.argv.slice(3));
     case 'simulate':
       return (await import('./simulate.ts')).runSimulate(process.argv.slice(3));
+    case 'agent': {
+      const stop = await (await import('./agent.ts')).runAgent(process.argv.slice(3));
+      if (stop) onStopSignal(stop);
+      return;
+    }
     case 'sim-engine':
       return (await import('./sim-engine.ts')).runSimEngine(process.argv.slice(3));
     case 'migrate': {

@@ -39,7 +39,7 @@ export async function activeReplicas(stack: Stack, model: string) {
     'GET',
     `/api/v1/replicas?model=${model}`,
   );
-  return all.filter((r) => r.state !== 'stopped' && r.state !== 'failed');
+  return all.filter((r) => !['stopped', 'failed', 'lost'].includes(r.state));
 }
 
 /** Waits until the model has exactly `n` ready replicas and nothing else holding room. */

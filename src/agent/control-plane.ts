@@ -1,0 +1,71 @@
+import type { Resources } from '../domain/resources.ts';
+
+/** What the agent tells the control plane, through its API and with its agent token only. */
+export interface Registration {
+  capacity: Resources;
+  gpu_model?: string;
+  labels: Record<string, string>;
+}
+
+export interface Heartbeat {
+  state: string;
+  back: boolean;
+  wanted: { id: string; state: string }[];
+}
+
+/** The control plane's API as one node's agent calls it: every path is its node's. */
+export class ControlPlane {
+  private readonly base: string;
+
+  constructor(
+    apiUrl: string,
+    private readonly token: string,
+    readonly node: string,
+  ) {
+    this.base = `${apiUrl.replace(/\/+$/, '')}/api/v1/nodes/${encodeURIComponent(node)}`;
+  }
+
+  register(registration: Registration): Promise<unknown> {
+    return this.call('PUT', '', { ...registration, driver: 'agent' });
+  }
+
+  heartbeat(): Promise<Heartbeat> {
+    return this.call('POST', '/heartbeat') as Promise<Heartbeat>;
+  }
+
+  reportFailed(replica: string, reason: string): Promise<unknown> {
+    // The API keeps a reason of up to 2,000 characters: the log's end is the part that says why.
+    return this.call('POST', `/replicas/${encodeURIComponent(replica)}/report`, {
+      state: 'failed',
+      reason: reason.length > 2000 ? `…${reason.slice(-1999)}` : reason,
+    });
+  }
+
+  reportLoad(replica: string, load: { running: number; waiting: number }): Promise<unknown> {
+    return this.call('POST', `/replicas/${encodeURIComponent(replica)}/load`, {
+      in_flight: load.running,
+      waiting: load.waiting,
+    });
+  }
+
+  private async call(method: string, path: string, body?: unknown): Promise<unknown> {
+    const answer = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await answer.text();
+    if (!answer.ok) {
+      const why = (() => {
+        try {
+          return JSON.parse(text).error ?? text;
+        } catch {
+          return text;
+        }
+      })();
+      throw new Error(`${method} ${path || '/'} of node ${this.node}: ${answer.status} ${why}`);
+    }
+    return text ? JSON.parse(text) : null;
+  }
+}

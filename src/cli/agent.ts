@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+import { startAgent } from '../agent/agent.ts';
+import { parseCapacity } from '../agent/gpus.ts';
+import { agentHome } from '../agent/supervisor.ts';
+
+export const AGENT_USAGE = `usage: llmgw agent --node NAME [--token TOKEN] [--api URL] [--capacity gpus=8,cores=96,memory_gib=1024]
+                   [--gpu-model MODEL] [--label k=v ...]
+
+Runs this machine's engines for the control plane: registers node NAME through the API with the
+capacity it detects (nvidia-smi, the OS, /proc/meminfo; --capacity and --gpu-model override), runs a
+Temporal worker on the task queue llmgw-node:NAME, heartbeats, and reports its engines' load. Its token
+is an agent token of NAME (llmgw ctl token create --role agent --node NAME).
+
+environment: LLMGW_TOKEN (or --token), LLMGW_API_URL (or --api; default http://127.0.0.1:8080),
+  TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LLMGW_AGENT_HOME (its engines' state
+  and logs; default ~/.llmgw-agent), LLMGW_AGENT_HEARTBEAT_S (default 5).
+SIGTERM stops the agent and none of its engines: a restarted agent adopts them.`;
+
+/** The flags, or node's sentence for an unknown or valueless one. */
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        node: { type: 'string' },
+        token: { type: 'string' },
+        api: { type: 'string' },
+        capacity: { type: 'string' },
+        'gpu-model': { type: 'string' },
+        label: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new Error(`agent: ${(error as Error).message.split('. ')[0]}`);
+  }
+}
+
+/** `--label zone=a`: the labels, each `k=v`. */
+function labelsOf(pairs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new Error(`--label takes k=v, not "${pair}"`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+/** `llmgw agent`: runs until SIGTERM or SIGINT; resolves with a stop that leaves the engines serving. */
+export async function runAgent(args: string[], env = process.env): Promise<(() => Promise<void>) | null> {
+  const { values } = parseFlags(args);
+  if (values.help) {
+    console.info(AGENT_USAGE);
+    return null;
+  }
+  if (!values.node) throw new Error(`agent needs --node\n\n${AGENT_USAGE}`);
+  const token = values.token ?? env.LLMGW_TOKEN;
+  if (!token) throw new Error('agent needs its agent token: --token or LLMGW_TOKEN');
+  // The engines this agent starts inherit its environment: never its token.
+  delete env.LLMGW_TOKEN;
+  const heartbeatS = Number(env.LLMGW_AGENT_HEARTBEAT_S ?? 5);
+  if (!(heartbeatS > 0))
+    throw new Error(`LLMGW_AGENT_HEARTBEAT_S must be a number > 0, not "${env.LLMGW_AGENT_HEARTBEAT_S}"`);
+  const agent = await startAgent({
+    node: values.node,
+    token,
+    apiUrl: values.api ?? env.LLMGW_API_URL ?? 'http://127.0.0.1:8080',
+    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    capacity: values.capacity ? parseCapacity(values.capacity) : {},
+    ...(values['gpu-model'] && { gpuModel: values['gpu-model'] }),
+    labels: labelsOf(values.label ?? []),
+    home: agentHome(env),
+    heartbeatMs: heartbeatS * 1000,
+  });
+  console.info(`llmgw agent of node ${values.node} on task queue llmgw-node:${values.node}`);
+  return agent.stop;
+}

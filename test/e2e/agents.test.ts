@@ -1,0 +1,252 @@
+// Real nodes end to end on loopback (issue 12): three `llmgw agent` processes, each its own node with
+// its own declared capacity, under a control plane the harness starts. They run the sim engine as a
+// process and GuideLLM's mock server as a command engine: placement, start, readiness, load from the
+// engines' metrics scaling up and down, drain; an engine killed is replaced; an agent killed loses its
+// node within the window and its replicas are replaced on the others; the agent restarted leaves no
+// engine running twice.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { decisionSaying, FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
+import { stackEnvironment } from '../support/stack-environment.ts';
+import { testTool } from '../support/test-tools.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const LOST_S = 4;
+
+describe('llmgw agents run real engines', () => {
+  let stack: Stack;
+  let work: string;
+  let guidellm: string;
+  const agents = new Map<string, { child: ChildProcess; token: string; output: string[] }>();
+  const NODES = ['agent-a', 'agent-b', 'agent-c'];
+
+  const spawnAgent = (node: string, token: string) => {
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin', 'llmgw.mjs'),
+        'agent',
+        '--node',
+        node,
+        '--capacity',
+        'gpus=2,cores=24,memory_gib=256',
+        '--gpu-model',
+        'H100',
+        '--label',
+        `name=${node}`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: stackEnvironment({
+          LLMGW_TOKEN: token,
+          LLMGW_API_URL: stack.url,
+          TEMPORAL_ADDRESS: stack.temporalAddress,
+          LLMGW_AGENT_HOME: join(work, node),
+          LLMGW_AGENT_HEARTBEAT_S: '1',
+        }),
+      },
+    );
+    const output: string[] = [];
+    for (const stream of [child.stdout!, child.stderr!])
+      stream.on('data', (chunk) => output.push(String(chunk)));
+    agents.set(node, { child, token, output });
+  };
+  const engineRecords = (node: string): { replica: string; pid: number; url: string }[] => {
+    try {
+      return JSON.parse(readFileSync(join(work, node, 'engines.json'), 'utf8')).engines ?? [];
+    } catch {
+      return [];
+    }
+  };
+  /** The sim engine processes running for a replica (its leading process: `llmgw sim-engine --replica ID`). */
+  const simEngines = (replica: string) =>
+    execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(' sim-engine ') && line.includes(`--replica ${replica} `)).length;
+  const replicas = async (model: string) => await ok<any[]>(stack, 'GET', `/api/v1/replicas?model=${model}`);
+  const ready = async (model: string) => (await replicas(model)).filter((r) => r.state === 'ready');
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'llmgw-agents-'));
+    guidellm = await testTool('guidellm');
+    stack = await startStack({
+      worker: true,
+      env: {
+        ...FAST,
+        LLMGW_NODE_LOST_S: String(LOST_S),
+        LLMGW_DRAIN_GRACE_S: '1',
+        LLMGW_SCALE_DOWN_WINDOW_S: '3',
+      },
+    });
+    for (const node of NODES)
+      spawnAgent(node, await stack.token({ name: `agent-${node}`, role: 'agent', node }));
+  });
+  after(async () => {
+    for (const { child } of agents.values()) child.kill('SIGKILL');
+    // The engines outlive their agents on purpose: the test ends them.
+    for (const node of NODES)
+      for (const record of engineRecords(node)) {
+        try {
+          process.kill(-record.pid, 'SIGKILL');
+        } catch {}
+      }
+    await stack?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('three agents register their nodes, each with its declared capacity', async () => {
+    const nodes = await eventually(
+      'three agents registered',
+      async () => {
+        const listed = (await ok<any[]>(stack, 'GET', '/api/v1/nodes')).filter((n) => n.driver === 'agent');
+        return listed.length === 3 ? listed : undefined;
+      },
+      60_000,
+    );
+    for (const node of nodes) {
+      assert.deepEqual(node.capacity, { gpus: 2, cores: 24, memory_gib: 256 });
+      assert.equal(node.gpu_model, 'H100');
+      assert.equal(node.state, 'ready');
+    }
+  });
+
+  it('places and starts sim engines and the GuideLLM mock server; each ready replica answers at its endpoint', async () => {
+    await ok(stack, 'PUT', '/api/v1/models/sim-chat', {
+      min_replicas: 2,
+      max_replicas: 3,
+      profiles: [
+        gpuProfile('h100', 1, {
+          default_concurrency: 4,
+          engine: { kind: 'sim', max_batch: 4, base_tpot_ms: 20, tpot_growth_ms: 0 },
+        }),
+      ],
+    });
+    await ok(stack, 'PUT', '/api/v1/models/mock-chat', {
+      min_replicas: 1,
+      max_replicas: 1,
+      profiles: [
+        gpuProfile('h100', 1, {
+          engine: {
+            kind: 'command',
+            argv: [guidellm, 'mock-server', '--host', '127.0.0.1', '--port', '{port}', '--model', '{model}'],
+          },
+        }),
+      ],
+    });
+    const sims = await settledAt(stack, 'sim-chat', 2, 90_000);
+    const mocks = await settledAt(stack, 'mock-chat', 1, 90_000);
+    for (const replica of [...sims, ...mocks]) {
+      assert.ok(NODES.includes(replica.node), `${replica.id} on ${replica.node}`);
+      const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${replica.id}`;
+      const models = await (await fetch(`${endpoint}/models`)).json();
+      assert.ok(
+        JSON.stringify(models).includes(replica.id.startsWith('sim') ? 'sim-chat' : 'mock-chat'),
+        JSON.stringify(models),
+      );
+    }
+  });
+
+  it("scales up on its engines' own load, and back down through a drain that ends the engine", async () => {
+    const [first] = await ready('sim-chat');
+    const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${first.id}`;
+    // Ten streams of 150 tokens at 20 ms on a replica that serves 4 at its SLO: about 3 s in flight.
+    const streams = Array.from({ length: 10 }, () =>
+      fetch(`${endpoint}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'sim-chat',
+          stream: true,
+          max_tokens: 150,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      }).then((response) => response.text()),
+    );
+    const up = await decisionSaying(stack, 'sim-chat', /scale up/, 20_000);
+    assert.equal(up.action, 'place');
+    await Promise.all(streams);
+    const [report] =
+      await stack.sql`select source from load_reports where model = 'sim-chat' and source like 'replica:%' limit 1`;
+    assert.match(report.source, /^replica:sim-chat-/);
+    const down = await decisionSaying(stack, 'sim-chat', /scale down/, 60_000);
+    assert.equal(down.action, 'remove');
+    const drained = (
+      await stack.sql`select replica from decisions where model = 'sim-chat' and action = 'remove' order by id desc limit 1`
+    )[0].replica;
+    await eventually(
+      'the drained replica stopped',
+      async () => (await replicas('sim-chat')).find((r) => r.id === drained && r.state === 'stopped'),
+      30_000,
+    );
+    assert.equal(simEngines(drained), 0, 'its engine ended');
+  });
+
+  it('an engine killed with SIGKILL: its replica failed, saying so, and replaced', async () => {
+    const [victim] = await settledAt(stack, 'sim-chat', 2, 60_000);
+    const record = engineRecords(victim.node).find((r) => r.replica === victim.id)!;
+    process.kill(record.pid, 'SIGKILL');
+    await eventually(
+      'the replica failed',
+      async () => {
+        const [row] = await stack.sql`select state, reason from replicas where id = ${victim.id}`;
+        return row.state === 'failed' ? row : undefined;
+      },
+      20_000,
+    ).then((row) => assert.match(row.reason, /SIGKILL|signal/));
+    const after = await settledAt(stack, 'sim-chat', 2, 60_000);
+    assert.ok(!after.some((r) => r.id === victim.id));
+  });
+
+  it('an agent killed with SIGKILL: its node lost within the window, its replicas replaced on the other nodes; restarted, no engine runs twice', async () => {
+    const held = [...(await ready('sim-chat')), ...(await ready('mock-chat'))];
+    const node = held[0].node;
+    const lostReplicas = held.filter((r) => r.node === node).map((r) => r.id);
+    const agent = agents.get(node)!;
+    agent.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await eventually(
+      'the node lost',
+      async () =>
+        (await ok<any[]>(stack, 'GET', '/api/v1/nodes')).find((n) => n.name === node && n.state === 'lost'),
+      30_000,
+    );
+    const tookMs = Date.now() - killedAt;
+    assert.ok(tookMs < (LOST_S + 3) * 1000, `lost after ${tookMs} ms`);
+    for (const id of lostReplicas) {
+      const [row] = await stack.sql`select state from replicas where id = ${id}`;
+      assert.equal(row.state, 'lost');
+    }
+    const sims = await settledAt(stack, 'sim-chat', 2, 90_000);
+    const mocks = await settledAt(stack, 'mock-chat', 1, 90_000);
+    assert.ok(
+      [...sims, ...mocks].every((r) => r.node !== node),
+      'replaced on the other nodes',
+    );
+    const history = JSON.stringify(
+      await ok(stack, 'GET', `/api/v1/models/${held[0].model}/decisions?limit=200`),
+    );
+    assert.match(history, new RegExp(`replica ${held[0].id} lost: node ${node}'s agent was silent`));
+
+    // The lost replicas' engines outlived their agent; restarted, it stops them: none runs twice.
+    spawnAgent(node, agent.token);
+    await eventually(
+      'the node back',
+      async () =>
+        (await ok<any[]>(stack, 'GET', '/api/v1/nodes')).find((n) => n.name === node && n.state === 'ready'),
+      30_000,
+    );
+    await eventually(
+      "the lost replicas' engines stopped",
+      async () => engineRecords(node).length === 0,
+      30_000,
+    );
+    for (const id of lostReplicas.filter((r) => r.startsWith('sim-chat')))
+      assert.equal(simEngines(id), 0, id);
+    for (const replica of sims) assert.equal(simEngines(replica.id), 1, replica.id);
+  });
+});
