@@ -28,5 +28,7 @@ export function createNodeActivities(engines: NodeEngines): NodeActivities {
     async stopEngine({ replica }) {
       await engines.stop(replica);
     },
+
+    engineLog: ({ replica, tail }) => engines.supervisor.tail(replica, tail),
   };
 }

@@ -20,6 +20,7 @@ import { measurementsRouter } from './routes/measurements.ts';
 import { modelsRouter } from './routes/models/index.ts';
 import { nodesRouter } from './routes/nodes/index.ts';
 import { quotasRouter } from './routes/quotas/index.ts';
+import { replicaLogsRouter } from './routes/replica-logs.ts';
 import { replicasRouter } from './routes/replicas.ts';
 import { targetRouter } from './routes/target.ts';
 import { tenancyRouter } from './routes/tenancy.ts';
@@ -63,6 +64,7 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
     measurementsRouter,
     nodesRouter,
     replicasRouter,
+    replicaLogsRouter,
     tokensRouter,
     auditRouter,
   ];

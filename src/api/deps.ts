@@ -1,3 +1,4 @@
+import type { ReplicaLogReader } from '../cluster/replica-logs.ts';
 import type { ScopeCaps } from '../config.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import type { Reconcilers } from '../reconcilers/client.ts';
@@ -17,6 +18,8 @@ export interface ApiDeps {
   metricsRefreshMs?: number;
   /** The most models and scopes an operator may create within its scope (default DEFAULT_SCOPE_CAPS). */
   scopeCaps?: ScopeCaps;
+  /** Reads a replica's engine log on its agent's node (absent: no node keeps one). */
+  replicaLogs?: ReplicaLogReader;
   /** The Temporal UI's list of the namespace's workflows, which the console links each reconciler to. */
   temporalWorkflowsUrl?: string;
 }

@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
 import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts';
+import { temporalReplicaLogs } from '../cluster/replica-logs.ts';
 import type { Config } from '../config.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
 import { ensureSearchAttributes, lackedSearchAttributes } from '../reconcilers/search-attribute-check.ts';
@@ -41,6 +42,7 @@ export async function startApi(options: {
     {
       sql,
       reconcilers: temporalReconcilers(client, config.taskQueue, log),
+      replicaLogs: temporalReplicaLogs(client, config.taskQueue),
       temporalReachable: async () => {
         await soon(() => connection.workflowService.getSystemInfo({}));
         return true;

@@ -18,6 +18,8 @@ export interface NodeActivities {
   startEngine(input: ReplicaToRun): Promise<{ endpoint: string }>;
   /** Stops the replica's engine: SIGTERM, then SIGKILL after 10 s. Nothing running is no error. */
   stopEngine(input: { replica: string }): Promise<void>;
+  /** The last `tail` lines of the replica's engine log (kept after its engine ends). */
+  engineLog(input: { replica: string; tail: number }): Promise<string[]>;
 }
 
 /** What the start or the drain of one replica on an agent's node needs. */
@@ -35,3 +37,10 @@ export interface ReplicaOnNodeInput {
 
 /** One workflow per replica and step: its ID is the step's idempotency key (a retried start starts nothing twice). */
 export const replicaOnNodeId = (op: ReplicaOnNodeInput['op'], replica: string) => `replica-${op}:${replica}`;
+
+/** What GET /api/v1/replicas/{id}/logs asks of the replica's node. */
+export interface ReplicaLogsInput {
+  node: string;
+  replica: string;
+  tail: number;
+}

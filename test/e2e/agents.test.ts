@@ -151,6 +151,13 @@ describe('llmgw agents run real engines', () => {
     }
   });
 
+  it("shows a replica's engine log, read on its node by its agent", async () => {
+    const [replica] = await ready('sim-chat');
+    const answer = await ok(stack, 'GET', `/api/v1/replicas/${replica.id}/logs?tail=5`);
+    assert.equal(answer.node, replica.node);
+    assert.ok(answer.lines.length > 0 && answer.lines.length <= 5, JSON.stringify(answer));
+  });
+
   it("scales up on its engines' own load, and back down through a drain that ends the engine", async () => {
     const [first] = await ready('sim-chat');
     const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${first.id}`;

@@ -185,6 +185,18 @@ describe('agents API', () => {
     );
   });
 
+  it("a replica's log: refused in one sentence on a simulated node, for a bad tail, and for a replica unknown", async () => {
+    await replica(`${model}-on-sim`, 'ready', other);
+    assertError(
+      await stack.call('GET', `/api/v1/replicas/${model}-on-sim/logs`),
+      409,
+      `replica ${model}-on-sim runs on the simulated node ${other}, which keeps no engine log`,
+    );
+    assertError(await stack.call('GET', `/api/v1/replicas/${model}-on-sim/logs?tail=0`), 400);
+    assertError(await stack.call('GET', '/api/v1/replicas/nope/logs'), 404, 'there is no replica "nope"');
+    assertError(await stack.call('GET', `/api/v1/replicas/${model}-on-sim/logs`, undefined, agent), 403);
+  });
+
   it('a silent node is lost with its replicas, which free their room and are no failed starts; a heartbeat brings it back', async () => {
     await replica(`${model}-pending`, 'pending');
     assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
@@ -206,7 +218,7 @@ describe('agents API', () => {
       await stack.sql`select action, reason from decisions where model = ${model} and action = 'lost'`;
     assert.equal(notes.length, 2, JSON.stringify(notes));
     const outcomes = await recentOutcomes(stack.sql, model, 600_000);
-    assert.deepEqual(outcomes.map((o) => o.state).sort(), ['failed', 'stopped']);
+    assert.deepEqual(outcomes.map((o) => o.state).sort(), ['failed', 'ready', 'stopped']);
     // Losing again loses nothing twice.
     assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
 

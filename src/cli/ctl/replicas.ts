@@ -49,4 +49,20 @@ export const REPLICA_COMMANDS: Command[] = [
       );
     },
   },
+  {
+    path: 'replicas logs',
+    args: 'ID',
+    positionals: { min: 1, max: 1 },
+    summary: "Show the last lines of a replica's engine log, read on its node by its agent.",
+    options: { tail: { type: 'string', value: 'N', description: 'how many lines; default 100' } },
+    examples: ['llmgw ctl replicas logs chat-1a2b3c4d', 'llmgw ctl replicas logs chat-1a2b3c4d --tail 20'],
+    async run(ctx, { positionals: [id], values }) {
+      const logs = await ctx
+        .api()
+        .get<{ lines: string[] }>(
+          `/replicas/${encodeURIComponent(id)}/logs${queryString({ tail: values.tail })}`,
+        );
+      ctx.out.show(logs, () => logs.lines.join('\n'));
+    },
+  },
 ];

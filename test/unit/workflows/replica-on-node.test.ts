@@ -96,6 +96,7 @@ describe('a replica on an agent node', () => {
     stopEngine: async ({ replica }) => {
       engineCalls.push({ op: 'stop', replica, at: await env.currentTimeMs() });
     },
+    engineLog: async () => [],
   });
 
   it("starts the engine on the node's own queue and settles the replica ready with its endpoint", async () => {
