@@ -36,10 +36,13 @@ const DOCUMENTED_ENV = new Set([
   'LLMGW_SCALE_DOWN_WINDOW_S',
   'LLMGW_LOAD_STALE_S',
   'LLMGW_HOME',
+  'LLMGW_TOKEN',
+  'LLMGW_API_URL',
+  'LLMGW_AGENT_HOME',
 ]);
 
 // `llmgw` subcommands a long-running container may run (ARCHITECTURE.md; `dev` is for one machine).
-const CLI_COMMANDS = new Set(['serve', 'worker', 'migrate']);
+const CLI_COMMANDS = new Set(['serve', 'worker', 'migrate', 'agent']);
 
 type Service = Record<string, any>;
 
@@ -614,7 +617,12 @@ describe('docker-compose.yml', () => {
           `${name} sets ${key}, which nothing under src/ reads`,
         );
       }
-      assert.ok(env(svc).DATABASE_URL, `${name} has no DATABASE_URL (it would start an embedded Postgres)`);
+      // An agent reaches the control plane through the API and Temporal only: no database credentials.
+      if (svc.command?.[0] === 'agent') {
+        assert.equal(env(svc).DATABASE_URL, undefined, `${name} is an agent with DATABASE_URL`);
+        assert.ok(env(svc).LLMGW_API_URL, `${name} is an agent without LLMGW_API_URL`);
+      } else
+        assert.ok(env(svc).DATABASE_URL, `${name} has no DATABASE_URL (it would start an embedded Postgres)`);
       assert.ok(env(svc).TEMPORAL_ADDRESS, `${name} has no TEMPORAL_ADDRESS (it would start a dev server)`);
     }
     assert.ok(env(service('llmgw-api')).LLMGW_ADMIN_TOKEN, 'llmgw-api has no LLMGW_ADMIN_TOKEN');
