@@ -5,64 +5,28 @@
 // node within the window and its replicas are replaced on the others; the agent restarted leaves no
 // engine running twice.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type AgentProcess, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
 import { decisionSaying, FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
-import { stackEnvironment } from '../support/stack-environment.ts';
 import { testTool } from '../support/test-tools.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const LOST_S = 4;
 
 describe('llmgw agents run real engines', () => {
   let stack: Stack;
   let work: string;
   let guidellm: string;
-  const agents = new Map<string, { child: ChildProcess; token: string; output: string[] }>();
   const NODES = ['agent-a', 'agent-b', 'agent-c'];
 
-  const spawnAgent = (node: string, token: string) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, 'bin', 'llmgw.mjs'),
-        'agent',
-        '--node',
-        node,
-        '--capacity',
-        'gpus=2,cores=24,memory_gib=256',
-        '--gpu-model',
-        'H100',
-        '--label',
-        `name=${node}`,
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: stackEnvironment({
-          LLMGW_TOKEN: token,
-          LLMGW_API_URL: stack.url,
-          TEMPORAL_ADDRESS: stack.temporalAddress,
-          LLMGW_AGENT_HOME: join(work, node),
-          LLMGW_AGENT_HEARTBEAT_S: '1',
-        }),
-      },
-    );
-    const output: string[] = [];
-    for (const stream of [child.stdout!, child.stderr!])
-      stream.on('data', (chunk) => output.push(String(chunk)));
-    agents.set(node, { child, token, output });
-  };
-  const engineRecords = (node: string): { replica: string; pid: number; url: string }[] => {
-    try {
-      return JSON.parse(readFileSync(join(work, node, 'engines.json'), 'utf8')).engines ?? [];
-    } catch {
-      return [];
-    }
-  };
+  const agents = new Map<string, AgentProcess & { token: string }>();
+  const startAgent = (node: string, token: string) =>
+    agents.set(node, { ...spawnAgent(stack, node, token, join(work, node)), token });
+  const enginesOf = (node: string) => engineRecords(join(work, node));
   /** The sim engine processes running for a replica (its leading process: `llmgw sim-engine --replica ID`). */
   const simEngines = (replica: string) =>
     execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
@@ -84,17 +48,12 @@ describe('llmgw agents run real engines', () => {
       },
     });
     for (const node of NODES)
-      spawnAgent(node, await stack.token({ name: `agent-${node}`, role: 'agent', node }));
+      startAgent(node, await stack.token({ name: `agent-${node}`, role: 'agent', node }));
   });
   after(async () => {
     for (const { child } of agents.values()) child.kill('SIGKILL');
     // The engines outlive their agents on purpose: the test ends them.
-    for (const node of NODES)
-      for (const record of engineRecords(node)) {
-        try {
-          process.kill(-record.pid, 'SIGKILL');
-        } catch {}
-      }
+    for (const node of NODES) killEngines(join(work, node));
     await stack?.stop();
     rmSync(work, { recursive: true, force: true });
   });
@@ -195,7 +154,7 @@ describe('llmgw agents run real engines', () => {
 
   it('an engine killed with SIGKILL: its replica failed, saying so, and replaced', async () => {
     const [victim] = await settledAt(stack, 'sim-chat', 2, 60_000);
-    const record = engineRecords(victim.node).find((r) => r.replica === victim.id)!;
+    const record = enginesOf(victim.node).find((r) => r.replica === victim.id)!;
     process.kill(record.pid, 'SIGKILL');
     await eventually(
       'the replica failed',
@@ -240,18 +199,14 @@ describe('llmgw agents run real engines', () => {
     assert.match(history, new RegExp(`replica ${held[0].id} lost: node ${node}'s agent was silent`));
 
     // The lost replicas' engines outlived their agent; restarted, it stops them: none runs twice.
-    spawnAgent(node, agent.token);
+    startAgent(node, agent.token);
     await eventually(
       'the node back',
       async () =>
         (await ok<any[]>(stack, 'GET', '/api/v1/nodes')).find((n) => n.name === node && n.state === 'ready'),
       30_000,
     );
-    await eventually(
-      "the lost replicas' engines stopped",
-      async () => engineRecords(node).length === 0,
-      30_000,
-    );
+    await eventually("the lost replicas' engines stopped", async () => enginesOf(node).length === 0, 30_000);
     for (const id of lostReplicas.filter((r) => r.startsWith('sim-chat')))
       assert.equal(simEngines(id), 0, id);
     for (const replica of sims) assert.equal(simEngines(replica.id), 1, replica.id);

@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Stack } from './stack.ts';
+import { stackEnvironment } from './stack-environment.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface AgentProcess {
+  child: ChildProcess;
+  /** What it wrote (stdout and stderr), for failures. */
+  output: string[];
+}
+
+/** `llmgw agent --node NODE` as a process of its own, under `stack`, its home `home`, heartbeating every second. */
+export function spawnAgent(
+  stack: Stack,
+  node: string,
+  token: string,
+  home: string,
+  capacity = 'gpus=2,cores=24,memory_gib=256',
+): AgentProcess {
+  const args = [
+    'agent',
+    '--node',
+    node,
+    '--capacity',
+    capacity,
+    '--gpu-model',
+    'H100',
+    '--label',
+    `name=${node}`,
+  ];
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'llmgw.mjs'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: stackEnvironment({
+      LLMGW_TOKEN: token,
+      LLMGW_API_URL: stack.url,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      LLMGW_AGENT_HOME: home,
+      LLMGW_AGENT_HEARTBEAT_S: '1',
+    }),
+  });
+  const output: string[] = [];
+  for (const stream of [child.stdout!, child.stderr!])
+    stream.on('data', (chunk) => output.push(String(chunk)));
+  return { child, output };
+}
+
+/** The engines an agent's home lists (engines.json); none before it wrote one. */
+export function engineRecords(
+  home: string,
+): { replica: string; pid: number; url: string; started_at: string }[] {
+  try {
+    return JSON.parse(readFileSync(join(home, 'engines.json'), 'utf8')).engines ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/** Ends every engine an agent's home lists: they outlive their agents on purpose. */
+export function killEngines(home: string) {
+  for (const record of engineRecords(home)) {
+    try {
+      process.kill(-record.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+}
