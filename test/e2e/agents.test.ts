@@ -168,6 +168,36 @@ describe('llmgw agents run real engines', () => {
     assert.ok(!after.some((r) => r.id === victim.id));
   });
 
+  it('SIGTERM to an agent drains nothing: its engines keep serving, and the restarted agent adopts them', async () => {
+    const [serving] = await settledAt(stack, 'sim-chat', 2, 60_000);
+    const node = serving.node;
+    const before = enginesOf(node);
+    const agent = agents.get(node)!;
+    const exited = new Promise((resolve) => agent.child.once('exit', resolve));
+    agent.child.kill('SIGTERM');
+    await exited;
+    const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${serving.id}`;
+    assert.equal((await fetch(`${endpoint}/models`)).status, 200, 'the engine serves without its agent');
+    startAgent(node, agent.token);
+    await eventually(
+      'the agent back and adopting',
+      async () => agents.get(node)!.output.join('').includes('adopted'),
+      30_000,
+    );
+    assert.deepEqual(
+      enginesOf(node)
+        .map((r) => r.pid)
+        .sort(),
+      before.map((r) => r.pid).sort(),
+      'the same engines, none started again',
+    );
+    assert.equal(simEngines(serving.id), 1);
+    assert.equal(
+      (await settledAt(stack, 'sim-chat', 2, 30_000)).some((r) => r.id === serving.id),
+      true,
+    );
+  });
+
   it('an agent killed with SIGKILL: its node lost within the window, its replicas replaced on the other nodes; restarted, no engine runs twice', async () => {
     const held = [...(await ready('sim-chat')), ...(await ready('mock-chat'))];
     const node = held[0].node;
