@@ -3,7 +3,9 @@
 // were recorded by earlier code (History protobufs): an idle model, one serving a replica, and one
 // bursting from one replica to eight (before local steps, before a reservation said whether to look
 // again, and since), each through a few resyncs. `npm run record-history -- NAME` records a new one
-// from a real run when the workflow changes on purpose.
+// from a real run when the workflow changes on purpose. The replica-* histories are the workflows of an
+// agent's node (a start, a drain, a log read), recorded on the time-skipping server with stand-in
+// activities as test/unit/workflows/replica-on-node.test.ts runs them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
