@@ -41,6 +41,28 @@ describe('llmgw ctl token', () => {
     );
   });
 
+  it('--role agent --node binds an agent token to its node, which then registers that node and no other', async () => {
+    const made = await ctl(
+      stack,
+      'token',
+      'create',
+      '--name',
+      'agent-gpu-1',
+      '--role',
+      'agent',
+      '--node',
+      'gpu-1',
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const agent = { authorization: `Bearer ${made.stdout.trim()}` };
+    const body = { capacity: { gpus: 8 }, driver: 'agent' };
+    assert.equal((await stack.call('PUT', '/api/v1/nodes/gpu-1', body, agent)).status, 201);
+    assert.equal((await stack.call('PUT', '/api/v1/nodes/gpu-2', body, agent)).status, 403);
+    const refused = await ctl(stack, 'token', 'create', '--name', 'agent-x', '--role', 'agent');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /an agent token needs a node and takes no scope/);
+  });
+
   it('-o json gives name, role, scope and token; --models and --expires-in reach the server', async () => {
     const made = await ctl(
       stack,
