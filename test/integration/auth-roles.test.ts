@@ -436,6 +436,7 @@ describe('bearer tokens and roles', () => {
           scope: `team:${ids['Acme/web']}`,
           scope_name: 'Acme / web',
           models: null,
+          node: null,
           created_by: 'bootstrap',
           created_at: undefined,
           expires_at: '2999-01-01T00:00:00.000Z',
