@@ -1,5 +1,4 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { MAX_REPORTED_REQUESTS } from '../../domain/model.ts';
 import { LoadSignals } from '../../reconcilers/load-signals.ts';
 import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -7,11 +6,11 @@ import { jsonBody } from '../http.ts';
 import { existingModelInView } from '../model-in-view.ts';
 import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
+import { LOAD_COUNTS, LoadReceiptSchema } from '../schemas/load.ts';
 
 const LoadReportSchema = z
   .strictObject({
-    in_flight: z.number().int().min(0).max(MAX_REPORTED_REQUESTS),
-    waiting: z.number().int().min(0).max(MAX_REPORTED_REQUESTS).default(0),
+    ...LOAD_COUNTS,
     source: z
       .string()
       .regex(/^[A-Za-z0-9][\w.:-]{0,99}$/, {
@@ -36,16 +35,7 @@ export function loadRouter(deps: ApiDeps) {
       summary: 'Report requests in flight for a model (the latest report of each source counts)',
       request: { params: z.object({ name: ObjectNameSchema }), body: jsonRequest(LoadReportSchema) },
       responses: {
-        202: jsonContent(
-          z.object({
-            model: z.string(),
-            in_flight: z.number(),
-            capacity_at_slo: z.number(),
-            zone: z.string(),
-            signalled: z.boolean(),
-          }),
-          'accepted',
-        ),
+        202: jsonContent(LoadReceiptSchema, 'accepted'),
         ...errors(400, 404, 413, 429, 503),
       },
     }),

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { NODE_STATES, REPLICA_STATES } from '../../../domain/cluster.ts';
-import { MAX_REPORTED_REQUESTS } from '../../../domain/model.ts';
 import { permitsNode } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { ObjectNameSchema } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
+import { LOAD_COUNTS, LoadReceiptSchema } from '../../schemas/load.ts';
 
 // What an agent calls for its node (ARCHITECTURE.md "Agents"), as the OpenAPI document describes it;
 // what each does is in agent-handlers.ts. An agent token calls them for its own node only.
@@ -60,12 +60,7 @@ export const replicaReportRoute = createRoute({
   },
 });
 
-const EngineLoadSchema = z
-  .strictObject({
-    in_flight: z.number().int().min(0).max(MAX_REPORTED_REQUESTS),
-    waiting: z.number().int().min(0).max(MAX_REPORTED_REQUESTS).default(0),
-  })
-  .openapi('EngineLoad');
+const EngineLoadSchema = z.strictObject(LOAD_COUNTS).openapi('EngineLoad');
 
 export const replicaLoadRoute = createRoute({
   middleware: [permitsNode('run-node'), jsonBody(1024)] as const,
@@ -75,16 +70,7 @@ export const replicaLoadRoute = createRoute({
   summary: "A replica's engine's running and waiting requests, counted as the load source replica:<id>",
   request: { params: ReplicaParams, body: jsonRequest(EngineLoadSchema) },
   responses: {
-    202: jsonContent(
-      z.object({
-        model: z.string(),
-        in_flight: z.number(),
-        capacity_at_slo: z.number(),
-        zone: z.string(),
-        signalled: z.boolean(),
-      }),
-      'accepted',
-    ),
+    202: jsonContent(LoadReceiptSchema, 'accepted'),
     ...errors(400, 404, 413, 503),
   },
 });
