@@ -16,13 +16,15 @@ export async function getNode(sql: Db, name: string): Promise<ClusterNode | unde
  * replicas). An agent's registration counts as its heartbeat: a lost node is ready again (node-liveness.ts).
  */
 export async function putNode(sql: Db, node: Omit<ClusterNode, 'state'>): Promise<boolean> {
-  const driver = node.driver ?? 'sim';
+  // A PUT that names no driver keeps the one the node has (an agent's node stays one); a new node is sim.
+  const given = node.driver ?? null;
   const [row] = await sql<{ created: boolean }[]>`
     insert into nodes (name, capacity, gpu_model, labels, driver, heartbeat_at)
-    values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)}, ${driver},
-      ${driver === 'agent' ? sql`now()` : null})
+    values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)},
+      ${given ?? 'sim'}, ${given === 'agent' ? sql`now()` : null})
     on conflict (name) do update set capacity = excluded.capacity, gpu_model = excluded.gpu_model,
-      labels = excluded.labels, driver = excluded.driver, heartbeat_at = excluded.heartbeat_at,
+      labels = excluded.labels, driver = coalesce(${given}::text, nodes.driver),
+      heartbeat_at = case when ${given}::text is null then nodes.heartbeat_at else excluded.heartbeat_at end,
       state = case when nodes.state = 'lost' and excluded.driver = 'agent' then 'ready' else nodes.state end
     returning (xmax = 0) as created`;
   return row.created;

@@ -76,6 +76,20 @@ describe('agents API', () => {
     assert.equal((await nodeRow(other)).heartbeat_at, null);
   });
 
+  it("an admin's PUT that names no driver keeps the node an agent's", async () => {
+    const before = await nodeRow(node);
+    const { driver: _, ...withoutDriver } = registration;
+    assert.equal(
+      (await stack.call('PUT', `/api/v1/nodes/${node}`, { ...withoutDriver, labels: { rack: 'r1' } })).status,
+      200,
+    );
+    const after = await nodeRow(node);
+    assert.deepEqual(
+      [after.driver, after.heartbeat_at, after.labels],
+      ['agent', before.heartbeat_at, { rack: 'r1' }],
+    );
+  });
+
   it('acts for its own node only, and for nothing else (403 in one sentence; 401 without a token)', async () => {
     assertError(
       await stack.call('PUT', `/api/v1/nodes/${other}`, registration, agent),

@@ -48,7 +48,7 @@ export function nodeHandlers(deps: ApiDeps) {
           capacity: input.capacity,
           gpu_model: input.gpu_model ?? null,
           labels: input.labels ?? {},
-          driver: input.driver ?? 'sim',
+          driver: input.driver,
         }),
       tell: pending,
     });

@@ -17,7 +17,7 @@ const NodeInputSchema = z
     labels: z.record(z.string().max(63), z.string().max(253)).optional(),
     driver: z.enum(NODE_DRIVERS).optional().openapi({
       description:
-        'what runs its replicas: sim (the simulated cluster, the default) or agent (an llmgw agent on the machine)',
+        "what runs its replicas: sim (the simulated cluster, the default for a new node) or agent (an llmgw agent on the machine); a PUT without it keeps the node's",
     }),
   })
   .openapi('NodeInput');
