@@ -16,7 +16,7 @@ export async function lastHeartbeats(sql: Sql): Promise<Map<string, string>> {
 }
 
 /**
- * Records that a node's agent lives. A lost node is ready again (`back`); the answer names the replicas
+ * Records that a node's agent lives. A lost node is back (`back`) as it was lost: ready or cordoned; the answer names the replicas
  * the store wants on the node (starting, ready or draining), null when no agent's node has that name.
  */
 export async function heartbeat(
@@ -24,16 +24,17 @@ export async function heartbeat(
   node: string,
 ): Promise<{ state: NodeState; back: boolean; wanted: WantedReplica[] } | null> {
   return transaction(sql, async (tx) => {
-    const [row] = await tx<{ state: NodeState }[]>`
-      select state from nodes where name = ${node} and driver = 'agent' for update`;
+    const [row] = await tx<{ state: NodeState; lost_from: NodeState | null }[]>`
+      select state, lost_from from nodes where name = ${node} and driver = 'agent' for update`;
     if (!row) return null;
-    await tx`update nodes set heartbeat_at = now(), state = case when state = 'lost' then 'ready' else state end
+    await tx`update nodes set heartbeat_at = now(), lost_from = null,
+      state = case when state = 'lost' then coalesce(lost_from, 'ready') else state end
       where name = ${node}`;
     const wanted = await tx<WantedReplica[]>`
       select id, state from replicas where node = ${node} and state in ('starting', 'ready', 'draining')
       order by id`;
     const back = row.state === 'lost';
-    return { state: back ? 'ready' : row.state, back, wanted: [...wanted] };
+    return { state: back ? (row.lost_from ?? 'ready') : row.state, back, wanted: [...wanted] };
   });
 }
 
@@ -48,7 +49,7 @@ export async function loseSilentNodes(
 ): Promise<{ nodes: string[]; models: string[] }> {
   return transaction(sql, async (tx) => {
     const nodes = await tx<{ name: string }[]>`
-      update nodes set state = 'lost'
+      update nodes set state = 'lost', lost_from = state
       where driver = 'agent' and state in ('ready', 'cordoned')
         and heartbeat_at < now() - ${silentMs} * interval '1 millisecond'
       returning name`;

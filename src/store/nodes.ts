@@ -25,7 +25,8 @@ export async function putNode(sql: Db, node: Omit<ClusterNode, 'state'>): Promis
     on conflict (name) do update set capacity = excluded.capacity, gpu_model = excluded.gpu_model,
       labels = excluded.labels, driver = coalesce(${given}::text, nodes.driver),
       heartbeat_at = case when ${given}::text is null then nodes.heartbeat_at else excluded.heartbeat_at end,
-      state = case when nodes.state = 'lost' and excluded.driver = 'agent' then 'ready' else nodes.state end
+      state = case when nodes.state = 'lost' and excluded.driver = 'agent'
+        then coalesce(nodes.lost_from, 'ready') else nodes.state end
     returning (xmax = 0) as created`;
   return row.created;
 }

@@ -240,4 +240,18 @@ describe('agents API', () => {
     assert.deepEqual(back.body, { name: node, state: 'ready', back: true, wanted: [] });
     assert.equal((await nodeRow(node)).state, 'ready');
   });
+
+  it('a node cordoned when it was lost comes back cordoned, by a heartbeat or a registration', async () => {
+    for (const comeBack of [
+      () => stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent),
+      () => stack.call('PUT', `/api/v1/nodes/${node}`, registration, agent),
+    ]) {
+      assert.equal((await stack.call('POST', `/api/v1/nodes/${node}/cordon`)).status, 200);
+      await stack.sql`update nodes set heartbeat_at = now() - interval '90 seconds' where name = ${node}`;
+      assert.deepEqual((await loseSilentNodes(stack.sql, 60_000)).nodes, [node]);
+      assert.ok((await comeBack()).status < 300);
+      assert.equal((await nodeRow(node)).state, 'cordoned');
+      assert.equal((await stack.call('POST', `/api/v1/nodes/${node}/uncordon`)).status, 200);
+    }
+  });
 });
