@@ -11,6 +11,19 @@ import {
 } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
+/** A chat completion through the gateway with a client key (`maxTokens` unset: the engine's default). */
+const chatThrough = (stack: Stack, key: string, model: string, maxTokens?: number, stream = false) =>
+  fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model,
+      stream,
+      ...(maxTokens !== undefined && { max_tokens: maxTokens }),
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  });
+
 /** The gateway's own counts as the only load: nobody reports any by hand in these tests. */
 describe('the gateway drives scaling', () => {
   let stack: Stack;
@@ -42,16 +55,7 @@ describe('the gateway drives scaling', () => {
       ...extra,
     });
   const chat = (name: string, maxTokens: number, stream = false) =>
-    fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: name,
-        stream,
-        max_tokens: maxTokens,
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
-    });
+    chatThrough(stack, key, name, maxTokens, stream);
   const gatewaySources = (name: string) =>
     stack.sql<{ source: string; in_flight: number; waiting: number }[]>`
       select source, in_flight, waiting from load_reports where model = ${name} and source like 'gateway:%'`;
@@ -77,12 +81,7 @@ describe('the gateway drives scaling', () => {
     await ok(stack, 'PUT', '/api/v1/quotas', { scope: 'team:Acme/none', limit: { gpus: 0 } });
     await model('blocked', { owner: 'team:Acme/none' });
     const admin = await stack.token({ name: 'none-app', role: 'client', scope: 'team:Acme/none' });
-    const ask = () =>
-      fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'blocked', messages: [{ role: 'user', content: 'hi' }] }),
-      });
+    const ask = () => chatThrough(stack, admin, 'blocked');
     const held = [ask(), ask(), ask()];
     await new Promise((resolve) => setTimeout(resolve, 300));
     const fourth = await ask();
@@ -184,16 +183,7 @@ describe("an idle model behind the gateway scales down, though its window outlas
     });
     await settledAt(stack, 'quiet', 1);
     const streams = Array.from({ length: 12 }, () =>
-      fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'quiet',
-          stream: true,
-          max_tokens: 50,
-          messages: [{ role: 'user', content: 'hi' }],
-        }),
-      }).then((r) => r.text()),
+      chatThrough(stack, key, 'quiet', 50, true).then((r) => r.text()),
     );
     await eventually(
       'quiet above one replica',
