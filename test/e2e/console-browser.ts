@@ -16,9 +16,14 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
 
-/** A fresh browser session at 1280 px, signed in to the console at `url` with `token`. */
-export async function signedInPage(browser: Browser, url: string, token: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+/** A fresh browser session at 1280 px, signed in to the console at `url` with `token` (through its form). */
+export async function signedInPage(
+  browser: Browser,
+  url: string,
+  token: string,
+  options: { javaScriptEnabled?: boolean } = {},
+): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   const page = await context.newPage();
   await page.goto(`${url}/ui/sign-in`);
   await page.fill('#token', token);

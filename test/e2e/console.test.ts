@@ -158,6 +158,24 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     await phone.close();
   });
 
+  it('works with JavaScript off: sign-in, pages and the read-only preview form are plain HTML', async () => {
+    const page = await signedInPage(browser, stack.url, stack.adminToken, { javaScriptEnabled: false });
+    try {
+      const models = await ok<any[]>(stack, 'GET', '/api/v1/models');
+      await page.goto(`${stack.url}/ui/models`);
+      assert.equal(await page.locator('tr[data-model]').count(), models.length);
+      for (const model of models) {
+        assert.ok((await textOf(page, `tr[data-model="${model.name}"]`)).includes(model.name));
+      }
+      await page.goto(`${stack.url}/ui/models/chat`);
+      await page.fill('input[name=tokens_per_sec]', '5000');
+      await Promise.all([page.waitForURL(/tokens_per_sec=5000/), page.click('form[method=get] button')]);
+      assert.match(await textOf(page, 'main'), /Reaches \d+ tokens\/s/);
+    } finally {
+      await page.context().close();
+    }
+  });
+
   it('One model: its timeline, replicas, profiles in order, and a target preview as the API plans it', async () => {
     await eventually('the chat page agreeing with the API', async () => {
       const [decisions, replicas] = await Promise.all([
