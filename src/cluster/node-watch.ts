@@ -1,6 +1,7 @@
 import type { Reconcilers } from '../reconcilers/client.ts';
 import type { Sql } from '../store/db.ts';
 import { loseSilentNodes } from '../store/node-liveness.ts';
+import { Repeating } from './repeating.ts';
 
 /**
  * Loses the agents' nodes silent for `lostAfterMs` with their replicas (store/node-liveness.ts), and
@@ -8,8 +9,7 @@ import { loseSilentNodes } from '../store/node-liveness.ts';
  * that holds the sim-cluster lease, so the check runs in exactly one place; it keeps nothing in memory.
  */
 export class NodeWatch {
-  private timer: NodeJS.Timeout | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly loop: Repeating;
 
   constructor(
     private readonly sql: Sql,
@@ -17,8 +17,14 @@ export class NodeWatch {
     private readonly lostAfterMs: number,
     private readonly log: Pick<Console, 'warn'> = console,
     /** How often it looks: a few times within the window, at most once a second. */
-    private readonly everyMs = Math.min(1000, lostAfterMs / 4),
-  ) {}
+    everyMs = Math.min(1000, lostAfterMs / 4),
+  ) {
+    this.loop = new Repeating(
+      () => this.check(),
+      everyMs,
+      (error) => log.warn(`node watch: ${String(error)}`),
+    );
+  }
 
   async check(): Promise<void> {
     const lost = await loseSilentNodes(this.sql, this.lostAfterMs);
@@ -28,20 +34,10 @@ export class NodeWatch {
   }
 
   run(): void {
-    const loop = () => {
-      this.checking = this.check()
-        .catch((error) => this.log.warn(`node watch: ${String(error)}`))
-        .finally(() => {
-          this.checking = null;
-          if (this.timer) this.timer = setTimeout(loop, this.everyMs);
-        });
-    };
-    this.timer = setTimeout(loop, this.everyMs);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.checking;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

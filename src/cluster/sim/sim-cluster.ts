@@ -1,6 +1,7 @@
 import type { Reconcilers } from '../../reconcilers/client.ts';
 import type { Sql } from '../../store/db.ts';
 import type { ClusterDriver } from '../driver.ts';
+import { Repeating } from '../repeating.ts';
 import type { SimServing } from './serving.ts';
 
 export interface SimOptions {
@@ -13,23 +14,31 @@ export interface SimOptions {
 }
 
 /**
- * A simulated cluster on the nodes the store holds whose driver is `sim` (agents run the others). Its replicas live in the store only: a replica is
- * ready `startDelayMs` after it started (or failed, when its profile's engine says `fail_start: true`)
+ * A simulated cluster on the nodes the store holds whose driver is `sim` (agents run the others). Its
+ * replicas live in the store only: a replica is ready `startDelayMs` after it started (or failed, when its profile's engine says `fail_start: true`)
  * and stopped `drainGraceMs` after it began to drain. Keeping no state in memory is what lets a worker
  * crash and restart without losing or doubling a replica.
  */
 export class SimCluster implements ClusterDriver {
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
+  private readonly loop: Repeating;
 
   constructor(
     private readonly sql: Sql,
     private readonly reconcilers: Reconcilers,
     private readonly options: SimOptions,
-    private readonly log: Pick<Console, 'warn'> = console,
+    log: Pick<Console, 'warn'> = console,
     /** Runs the engines of ready replicas and reports their load; none: replicas only change state. */
     private readonly serving: SimServing | null = null,
-  ) {}
+  ) {
+    this.loop = new Repeating(
+      async () => {
+        await this.tick();
+        await this.serving?.sync();
+      },
+      options.tickMs ?? 200,
+      (error) => log.warn(`sim cluster: ${String(error)}`),
+    );
+  }
 
   async start(): Promise<void> {
     // The replica is already marked starting; tick() readies it after the start delay.
@@ -69,23 +78,11 @@ export class SimCluster implements ClusterDriver {
   }
 
   run(): void {
-    const every = this.options.tickMs ?? 200;
-    const loop = () => {
-      this.ticking = this.tick()
-        .then(() => this.serving?.sync())
-        .catch((error) => this.log.warn(`sim cluster: ${String(error)}`))
-        .finally(() => {
-          this.ticking = null;
-          if (this.timer) this.timer = setTimeout(loop, every);
-        });
-    };
-    this.timer = setTimeout(loop, every);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
+    await this.loop.stop();
     await this.serving?.stop();
   }
 }
