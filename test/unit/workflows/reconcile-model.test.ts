@@ -259,6 +259,8 @@ describe('the reconciler workflow', () => {
       { planPass: async () => plan(waiting, { backedOffUntil: { small: 2_000 } }) },
       async (start, calls) => {
         const first = await start({ model: 'carried', bounds: { passes: 2, signals: 100 } });
+        // A signal that comes before the first pass is part of it: wait, so that it asks for a second.
+        await until('the first pass plans', () => calls.planPass.length === 1);
         await first.signal(wakeSignals.specChanged);
         await until('the next run plans', () => calls.planPass.length === 3);
         const memory = { scaleDownSince: 1_000, backedOffUntil: { small: 2_000 } };
