@@ -94,6 +94,8 @@ export async function startWorker(options: {
     },
   });
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  // The agents' driver starts its workflows through the worker's own connection, so that they can start eagerly.
+  const agentClient = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -104,7 +106,10 @@ export async function startWorker(options: {
     activities: metrics.countStoreErrors(
       createActivities({
         sql,
-        driver: new DriverByNode(sql, { sim, agent: new AgentDriver(sql, client, config) }),
+        driver: new DriverByNode(sql, {
+          sim,
+          agent: new AgentDriver(sql, agentClient, { ...config, eagerStart: true }),
+        }),
         policyCache,
         config,
         // Room freed on an agent's node may be what a reservation there waits for.

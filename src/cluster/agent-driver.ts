@@ -18,7 +18,18 @@ export class AgentDriver implements ClusterDriver {
   constructor(
     private readonly sql: Sql,
     private readonly client: Client,
-    private readonly options: { taskQueue: string; nodeLostMs: number; drainGraceMs: number },
+    private readonly options: {
+      taskQueue: string;
+      nodeLostMs: number;
+      drainGraceMs: number;
+      /**
+       * Asks Temporal to hand the workflow's first task back with the start, to this process's worker
+       * (eager start), rather than through the task queue: the client must share the worker's
+       * NativeConnection (src/cli/worker.ts). On a loaded machine that task's dispatch took some 0.3 s
+       * of each engine start (bench/agent-start). A server that declines starts it as usual.
+       */
+      eagerStart?: boolean;
+    },
   ) {}
 
   start(replica: Replica): Promise<void> {
@@ -49,6 +60,7 @@ export class AgentDriver implements ClusterDriver {
         workflowId: replicaOnNodeId(op, replica.id),
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         args: [input],
+        ...(this.options.eagerStart && { requestEagerStart: true }),
       });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
