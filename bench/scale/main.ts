@@ -1,5 +1,6 @@
 // How llmgw grows with the models it runs (issue 18), through the real API, Temporal, worker(s) and
-// Postgres, on nodes of 8 GPUs (small nodes: reconcilers that all pick the fullest node collide there).
+// Postgres, each worker a `llmgw worker` process, on nodes of 8 GPUs (small nodes: reconcilers that all
+// pick the fullest node collide there).
 // Reproduce: npm run bench -- scale [--models 1000] [--workers 1]
 // (LLMGW_TEST_TEMPORAL=server runs it on Temporal server on Postgres instead of the dev server.)
 //  1. N models under one team limited to N GPUs, created 20 at a time: until each has its first replica;
@@ -8,8 +9,10 @@
 //     2N: until every model has its second replica (the fan-out), and placements per second then;
 //  3. one model's load stepped 10x, from 1 to 20 replicas: until all 20 are placed;
 //  4. 20 models crossing their capacity at once: reaction p50/p99 from the report to the replica placed.
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { startWorker } from '../../src/cli/worker.ts';
+import { freePort } from '../../src/cli/dev/ports.ts';
+import { emptyDatabase, runLlmgw } from '../../test/support/split-stack.ts';
 import { eventually, startStack } from '../../test/support/stack.ts';
 
 const { values } = parseArgs({
@@ -25,9 +28,13 @@ const REACTING = 20;
 const BURST = 20;
 
 const nodeCount = Math.ceil((2 * models + BURST + 2 * REACTING) / 8) + 2;
+const ENV = { LLMGW_RESYNC_S: '30', LLMGW_SIM_START_DELAY_MS: '300', LLMGW_SCALE_DOWN_WINDOW_S: '600' };
+// The API (and this benchmark) in this process; each worker a `llmgw worker` process of its own, as
+// deployed, so that the workers' reconcilers do not share a thread with the API they are measured through.
+const databaseUrl = await emptyDatabase();
 const stack = await startStack({
-  worker: true,
-  env: { LLMGW_RESYNC_S: '30', LLMGW_SIM_START_DELAY_MS: '300', LLMGW_SCALE_DOWN_WINDOW_S: '600' },
+  databaseUrl,
+  env: ENV,
   nodes: Array.from({ length: nodeCount }, (_, i) => ({
     name: `g${i}`,
     capacity: { gpus: 8, cores: 64, memory_gib: 1024 },
@@ -35,16 +42,51 @@ const stack = await startStack({
     labels: {},
   })),
 });
-const more = await Promise.all(
-  Array.from({ length: workers - 1 }, () =>
-    startWorker({
-      config: stack.config,
-      sql: stack.sql,
-      temporalAddress: stack.temporalAddress,
-      log: { info() {}, warn() {}, error: console.error },
+const workerProcesses = await Promise.all(
+  Array.from({ length: workers }, async () =>
+    runLlmgw('worker', {
+      ...ENV,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
+      LLMGW_TASK_QUEUE: stack.config.taskQueue,
+      LLMGW_METRICS_PORT: String(await freePort()),
     }),
   ),
 );
+await eventually(
+  `${workers} worker(s) running`,
+  async () => workerProcesses.every((w) => /llmgw worker on task queue/.test(w.output())),
+  120_000,
+);
+/** CPU seconds used so far by the workers, this process (API and bench), Temporal and Postgres, from /proc. */
+const cpuSeconds = () => {
+  const used = { workers: 0, api: 0, temporal: 0, postgres: 0 };
+  const workerPids = new Set(workerProcesses.map((w) => w.child.pid));
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // it ended meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    const pid = Number(entry);
+    if (workerPids.has(pid)) used.workers += seconds;
+    else if (pid === process.pid) used.api += seconds;
+    else if (comm.startsWith('temporal')) used.temporal += seconds;
+    else if (comm === 'postgres') used.postgres += seconds;
+  }
+  return used;
+};
+/** USER_HZ: what /proc counts CPU time in, 100 on Linux everywhere. */
+const CLOCK_TICKS = 100;
+/** A process's resident memory (MiB), from /proc. */
+const rssOf = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 const call = async (method: string, path: string, body?: unknown) => {
@@ -119,8 +161,17 @@ await eventually(
   600_000,
 );
 started = Date.now();
+const cpuBefore = cpuSeconds();
 await call('PUT', '/api/v1/quotas', { scope: team, limit: { gpus: 2 * models } });
 const fanOutMs = await allPlaced('second replicas', 'm-', names, 2, started);
+const cpuAfter = cpuSeconds();
+/** CPU milliseconds per placement in the fan-out, by process. */
+const cpuPerPlacement = Object.fromEntries(
+  Object.entries(cpuAfter).map(([who, s]) => [
+    who,
+    Math.round(((s - cpuBefore[who as keyof typeof cpuAfter]) * 1000) / models),
+  ]),
+) as Record<keyof typeof cpuAfter, number>;
 const perSecond = models / (fanOutMs / 1000);
 clearInterval(keepReporting);
 
@@ -153,10 +204,11 @@ const reacted = await eventually(
 const reactions = reacting.map((name) => reacted.get(name)!.last - sent.get(name)!).sort((a, b) => a - b);
 const at = (q: number) => reactions[Math.min(reactions.length - 1, Math.ceil(q * reactions.length) - 1)];
 
-const rssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
+const apiRssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
+const workerRssMb = workerProcesses.map((w) => Math.round(rssOf(w.child.pid!)));
 const [{ connections }] = await stack.sql<{ connections: number }[]>`
   select count(*)::int as connections from pg_stat_activity where datname = current_database()`;
-await Promise.all(more.map((worker) => worker.stop()));
+await Promise.all(workerProcesses.map((worker) => worker.stop()));
 await stack.stop();
 
 const temporal = process.env.LLMGW_TEST_TEMPORAL === 'server' ? 'server' : 'dev';
@@ -168,13 +220,19 @@ row('creating the models (s)', (createMs / 1000).toFixed(1));
 row('every model has its first replica (s)', (firstMs / 1000).toFixed(1));
 row('limit raised -> every model placed its second (s)', (fanOutMs / 1000).toFixed(1));
 row('placements per second in the fan-out', perSecond.toFixed(0));
+const { workers: cpuWorkers, api: cpuApi, temporal: cpuTemporal, postgres: cpuPostgres } = cpuPerPlacement;
+row(
+  'CPU ms per placement: workers/API/Temporal/PG',
+  `${cpuWorkers} / ${cpuApi} / ${cpuTemporal} / ${cpuPostgres}`,
+);
 row(`a 10x load step covered, 1 -> ${BURST} replicas (s)`, (burstMs / 1000).toFixed(2));
 row(`reaction p50 / p99, ${REACTING} models at once (ms)`, `${at(0.5)} / ${at(0.99)}`);
-row('process RSS: API, worker(s) and bench (MiB)', String(rssMb));
+row('RSS of each worker process (MiB)', workerRssMb.join(' / '));
+row('RSS of the API and bench process (MiB)', String(apiRssMb));
 row('store connections', String(connections));
 row('reproduce', `npm run bench -- scale --models ${models} --workers ${workers}`);
 console.log(
   `RESULT scale models=${models} workers=${workers} temporal=${temporal} first_replicas_s=${(firstMs / 1000).toFixed(1)} ` +
-    `fan_out_s=${(fanOutMs / 1000).toFixed(1)} placements_per_s=${perSecond.toFixed(0)} burst_s=${(burstMs / 1000).toFixed(2)} ` +
-    `reaction_p50_ms=${at(0.5)} reaction_p99_ms=${at(0.99)} rss_mib=${rssMb} store_connections=${connections}`,
+    `fan_out_s=${(fanOutMs / 1000).toFixed(1)} placements_per_s=${perSecond.toFixed(0)} cpu_ms_per_placement_workers=${cpuWorkers} cpu_ms_per_placement_api=${cpuApi} cpu_ms_per_placement_temporal=${cpuTemporal} cpu_ms_per_placement_postgres=${cpuPostgres} burst_s=${(burstMs / 1000).toFixed(2)} ` +
+    `reaction_p50_ms=${at(0.5)} reaction_p99_ms=${at(0.99)} worker_rss_mib=${Math.max(...workerRssMb)} api_rss_mib=${apiRssMb} store_connections=${connections}`,
 );
