@@ -1,4 +1,4 @@
-import type { Replica, ReplicaState } from '../domain/cluster.ts';
+import { ACTIVE_STATES, type Replica, type ReplicaState } from '../domain/cluster.ts';
 import type { Db, Sql } from './db.ts';
 
 type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & {
@@ -72,6 +72,46 @@ export async function transition(
     update replicas set state = ${to}, reason = coalesce(${reason ?? null}, reason), updated_at = now()
     where id = ${id} and state in ${sql(from as ReplicaState[])} returning id`;
   return rows.length > 0;
+}
+
+/**
+ * The active replicas as one statement saw them, in reservation order, and what lets the next read ask
+ * only for what changed since: `watermark`, the oldest transaction still running when it read (any row
+ * it could not see was written by that transaction or a later one), and the last seq it saw.
+ */
+export interface ActiveReplicas {
+  byId: ReadonlyMap<string, Replica>;
+  lastSeq: number;
+  watermark: string;
+}
+
+type ChangedRow = Omit<ReplicaRow, 'created_at'> & { created_at: string; seq: number };
+
+/**
+ * The active replicas now: given the previous read, the rows written since its watermark are read and
+ * merged into it (a row that stopped, failed or was lost leaves), so a read costs what changed rather
+ * than every active replica. The number of active rows comes in the same statement: a merge that does
+ * not come to it (rows deleted, as tests truncate) is thrown away for a read of them all.
+ */
+export async function readActiveReplicas(sql: Sql, previous?: ActiveReplicas): Promise<ActiveReplicas> {
+  const [row] = await sql<{ watermark: string; active: number; changed: ChangedRow[] }[]>`
+    select pg_snapshot_xmin(pg_current_snapshot())::text as watermark,
+      (select count(*)::int from replicas where state not in ('stopped', 'failed', 'lost')) as active,
+      coalesce((select json_agg(r order by r.seq) from (
+        select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq
+        from replicas
+        where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'lost')`}
+      ) r), '[]') as changed`;
+  const byId = new Map(previous?.byId ?? []);
+  let lastSeq = previous?.lastSeq ?? 0;
+  for (const { seq, ...changed } of row.changed) {
+    const replica = toReplica({ ...changed, created_at: new Date(changed.created_at) });
+    if (ACTIVE_STATES.includes(replica.state)) byId.set(replica.id, replica);
+    else byId.delete(replica.id);
+    lastSeq = Math.max(lastSeq, seq);
+  }
+  if (previous && byId.size !== row.active) return readActiveReplicas(sql);
+  return { byId, lastSeq, watermark: row.watermark };
 }
 
 /**

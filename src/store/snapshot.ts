@@ -6,7 +6,7 @@ import { listMeasurements } from './measurements.ts';
 import { listModels } from './models.ts';
 import { listNodes } from './nodes.ts';
 import { listQuotas } from './quotas.ts';
-import { activeReplicasAfter } from './replicas.ts';
+import { type ActiveReplicas, activeReplicasAfter, readActiveReplicas } from './replicas.ts';
 import { listScopes } from './tenancy.ts';
 
 /** The quota policy: what changes rarely and workers may cache (ARCHITECTURE.md "Freshness"). */
@@ -24,19 +24,21 @@ export async function readQuotaPolicy(sql: Db): Promise<QuotaPolicy> {
 }
 
 /**
- * The live state as a worker read it, and what lets a reservation bring that reading up to date under
- * its lock (snapshotOnReading): the models' epoch before they were read, the last replica seq read.
+ * The live state as a worker read it, and what lets the worker's next reading, and a reservation under
+ * its lock (snapshotOnReading), bring it up to date: the models' epoch before they were read, the
+ * active replicas with their watermark and last seq.
  */
 export interface LiveReading {
   state: LiveState;
   modelsEpoch: number;
-  replicaSeq: number;
+  replicas: ActiveReplicas;
 }
 
 /**
  * The live state as a worker reads it, with the models' epoch read first: any change after it moves it
- * on. Given the worker's previous reading, its models are kept while their epoch has not moved, so that
- * the reads of a fan-out do not parse every model and profile again (only what changes all the time).
+ * on. Given the worker's previous reading, its models are kept while their epoch has not moved, and only
+ * the replica rows written since are read, so that the reads of a fan-out do not parse every model,
+ * profile and replica again (nodes and load are read whole: one row per node, per model and source).
  */
 export async function readLiveReading(
   sql: Sql,
@@ -45,23 +47,18 @@ export async function readLiveReading(
   previous?: LiveReading,
 ): Promise<LiveReading> {
   const modelsEpoch = await readModelsEpoch(sql);
-  const models = previous?.modelsEpoch === modelsEpoch ? previous.state.models : undefined;
-  return { ...(await readLive(sql, now, settings, models)), modelsEpoch };
-}
-
-export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
-  return (await readLive(sql, now, settings)).state;
-}
-
-/** Stopped and failed replicas are left out: they hold nothing. `models`, when given, are still current. */
-async function readLive(sql: Sql, now: number, settings: PolicySettings, current?: LiveState['models']) {
-  const [models, nodes, active, load] = await Promise.all([
-    current ?? listModels(sql),
+  const [models, nodes, replicas, load] = await Promise.all([
+    previous?.modelsEpoch === modelsEpoch ? previous.state.models : listModels(sql),
     listNodes(sql),
-    activeReplicasAfter(sql),
+    readActiveReplicas(sql, previous?.replicas),
     readLoad(sql, now, settings.loadStaleMs),
   ]);
-  return { state: { models, nodes, replicas: active.replicas, load }, replicaSeq: active.lastSeq };
+  return { state: { models, nodes, replicas: [...replicas.byId.values()], load }, modelsEpoch, replicas };
+}
+
+/** Stopped, failed and lost replicas are left out: they hold nothing. */
+export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
+  return (await readLiveReading(sql, now, settings)).state;
 }
 
 /**
@@ -84,7 +81,7 @@ export async function snapshotOnReading(
     listQuotas(tx),
     listNodes(tx),
     readModelsEpoch(tx),
-    activeReplicasAfter(tx, reading.replicaSeq),
+    activeReplicasAfter(tx, reading.replicas.lastSeq),
   ]);
   const models = epoch === reading.modelsEpoch ? reading.state.models : await listModels(tx);
   const replicas = [...reading.state.replicas, ...reserved.replicas];
