@@ -9,11 +9,12 @@
 //     2N: until every model has its second replica (the fan-out), and placements per second then;
 //  3. one model's load stepped 10x, from 1 to 20 replicas: until all 20 are placed;
 //  4. 20 models crossing their capacity at once: reaction p50/p99 from the report to the replica placed.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { emptyDatabase, runLlmgw } from '../../test/support/split-stack.ts';
 import { eventually, startStack } from '../../test/support/stack.ts';
+import { cpuSeconds } from '../support/cpu-seconds.ts';
 
 const { values } = parseArgs({
   options: { models: { type: 'string', default: '1000' }, workers: { type: 'string', default: '1' } },
@@ -59,31 +60,16 @@ await eventually(
   async () => workerProcesses.every((w) => /llmgw worker on task queue/.test(w.output())),
   120_000,
 );
-/** CPU seconds used so far by the workers, this process (API and bench), Temporal and Postgres, from /proc. */
-const cpuSeconds = () => {
-  const used = { workers: 0, api: 0, temporal: 0, postgres: 0 };
+/** CPU seconds used so far by the workers, this process (API and bench), Temporal and Postgres. */
+const cpuUsed = () => {
   const workerPids = new Set(workerProcesses.map((w) => w.child.pid));
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // it ended meanwhile
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-    const pid = Number(entry);
-    if (workerPids.has(pid)) used.workers += seconds;
-    else if (pid === process.pid) used.api += seconds;
-    else if (comm.startsWith('temporal')) used.temporal += seconds;
-    else if (comm === 'postgres') used.postgres += seconds;
-  }
-  return used;
+  return cpuSeconds(['workers', 'api', 'temporal', 'postgres'], (pid, comm) => {
+    if (workerPids.has(pid)) return 'workers';
+    if (pid === process.pid) return 'api';
+    if (comm.startsWith('temporal')) return 'temporal';
+    return comm === 'postgres' ? 'postgres' : undefined;
+  });
 };
-/** USER_HZ: what /proc counts CPU time in, 100 on Linux everywhere. */
-const CLOCK_TICKS = 100;
 /** A process's resident memory (MiB), from /proc. */
 const rssOf = (pid: number) =>
   Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -161,10 +147,10 @@ await eventually(
   600_000,
 );
 started = Date.now();
-const cpuBefore = cpuSeconds();
+const cpuBefore = cpuUsed();
 await call('PUT', '/api/v1/quotas', { scope: team, limit: { gpus: 2 * models } });
 const fanOutMs = await allPlaced('second replicas', 'm-', names, 2, started);
-const cpuAfter = cpuSeconds();
+const cpuAfter = cpuUsed();
 /** CPU milliseconds per placement in the fan-out, by process. */
 const cpuPerPlacement = Object.fromEntries(
   Object.entries(cpuAfter).map(([who, s]) => [

@@ -3,13 +3,13 @@
 // change, then its replica ready). llmgw's own fan-out (bench/scale) cannot be faster than this on the
 // same machine: the figure is its floor. Runs on the Temporal the tests use (LLMGW_TEST_TEMPORAL).
 // Reproduce: npm run bench -- temporal-floor [--workflows 1000]
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { newId } from '../../src/store/ids.ts';
 import { sharedServices } from '../../test/support/services.ts';
+import { cpuSeconds } from '../support/cpu-seconds.ts';
 import type { emptyReconciler } from './workflows.ts';
 
 const { values } = parseArgs({ options: { workflows: { type: 'string', default: '1000' } } });
@@ -39,25 +39,11 @@ const worker = await Worker.create({
 const running = worker.run();
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
-/** CPU seconds of this process (client and worker) and of Temporal, from /proc (USER_HZ is 100). */
-const cpuSeconds = () => {
-  const used = { here: 0, temporal: 0 };
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // it ended meanwhile
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-    if (Number(entry) === process.pid) used.here += seconds;
-    else if (comm.startsWith('temporal')) used.temporal += seconds;
-  }
-  return used;
-};
+/** CPU seconds of this process (client and worker) and of Temporal. */
+const cpuUsed = () =>
+  cpuSeconds(['here', 'temporal'], (pid, comm) =>
+    pid === process.pid ? 'here' : comm.startsWith('temporal') ? 'temporal' : undefined,
+  );
 
 const ids = Array.from({ length: count }, (_, i) => `floor-${String(i).padStart(4, '0')}`);
 const tellAll = () =>
@@ -83,13 +69,13 @@ const allAnswered = async (round: number, from: number) => {
 // Started and told once, untimed: llmgw's reconcilers are running and warm when a fan-out begins.
 await tellAll();
 await allAnswered(1, Date.now());
-const cpuBefore = cpuSeconds();
+const cpuBefore = cpuUsed();
 const started = Date.now();
 await tellAll();
 await allAnswered(2, started);
 await tellAll();
 const tookMs = await allAnswered(3, started);
-const cpuAfter = cpuSeconds();
+const cpuAfter = cpuUsed();
 
 const rounds = 2 * count;
 const perRound = (key: keyof typeof cpuAfter) => ((cpuAfter[key] - cpuBefore[key]) * 1000) / rounds;
