@@ -3,6 +3,7 @@ import type { PolicySettings } from '../domain/snapshot.ts';
 import { sharedReading } from '../shared-reading.ts';
 import type { Sql } from '../store/db.ts';
 import { latestDecisions } from '../store/decisions.ts';
+import { lastHeartbeats } from '../store/node-liveness.ts';
 import { readSnapshot } from '../store/snapshot.ts';
 import { type Metrics, processMetrics } from './registry.ts';
 import { stateFigures } from './state-figures.ts';
@@ -10,18 +11,22 @@ import type { StateFigures } from './state-gauge-definitions.ts';
 import { stateGauges } from './state-gauges.ts';
 import { isStoreError } from './store-error.ts';
 
-/** The state gauges' figures from one snapshot and the models' newest decisions, read now. */
+/**
+ * The state gauges' figures from one snapshot, the models' newest decisions and the agents' nodes'
+ * last heartbeats, read now.
+ */
 export async function readStateFigures(
   sql: Sql,
   now: number,
   settings: PolicySettings,
 ): Promise<StateFigures> {
-  const snapshot = await readSnapshot(sql, now, settings);
+  const [snapshot, heartbeats] = await Promise.all([readSnapshot(sql, now, settings), lastHeartbeats(sql)]);
   const newest = await latestDecisions(
     sql,
     snapshot.models.map((model) => model.name),
   );
-  return stateFigures(snapshot, newest);
+  const heartbeatAt = new Map([...heartbeats].map(([node, at]) => [node, Date.parse(at)]));
+  return stateFigures(snapshot, newest, heartbeatAt);
 }
 
 /** How old the state figures may be by default: a scrape every 15 s still sees fresh ones. */

@@ -1,3 +1,4 @@
+import { NODE_STATES } from '../domain/cluster.ts';
 import { DIMENSIONS, type Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { nodeUsage } from '../policy/node-usage.ts';
@@ -19,6 +20,32 @@ export function clusterSeries(
       labels: { node: node.name },
       value: nodeUsage(node, view.replicasOnNode(node.name)).overcommitted ? 1 : 0,
     })),
+  };
+}
+
+/**
+ * Each node's state, 1 for the one it is in and 0 for the others, so that an alert can ask `== 1`; and
+ * how long ago an agent's node last heard from its agent, by `heartbeats` (ms since the epoch, by node
+ * name, as the store has them): none for a simulated node, nor for an agent's never heard from. An age
+ * is never below 0 (a heartbeat stamped by a database clock ahead of this one).
+ */
+export function nodeSeries(
+  view: View,
+  heartbeats: ReadonlyMap<string, number>,
+): Pick<StateFigures, 'llmgw_node_state' | 'llmgw_node_heartbeat_age_seconds'> {
+  const nodes = [...view.nodes.values()];
+  return {
+    llmgw_node_state: nodes.flatMap((node) =>
+      NODE_STATES.map((state) => ({
+        labels: { node: node.name, driver: node.driver ?? 'sim', state },
+        value: node.state === state ? 1 : 0,
+      })),
+    ),
+    llmgw_node_heartbeat_age_seconds: nodes.flatMap((node) => {
+      const at = heartbeats.get(node.name);
+      if (node.driver !== 'agent' || at === undefined) return [];
+      return [{ labels: { node: node.name }, value: Math.max(0, (view.now - at) / 1000) }];
+    }),
   };
 }
 

@@ -44,6 +44,14 @@ export const STATE_GAUGES = {
     help: 'Whether what runs on a node (starting, ready and draining replicas) exceeds its capacity on some dimension: 1 or 0.',
     labelNames: ['node'],
   },
+  llmgw_node_state: {
+    help: "1 for a node's current state (ready, cordoned, down, lost), 0 for its others; driver is sim or agent.",
+    labelNames: ['node', 'driver', 'state'],
+  },
+  llmgw_node_heartbeat_age_seconds: {
+    help: "Seconds since an agent's node last heard from its agent; absent for sim nodes and agents never heard from.",
+    labelNames: ['node'],
+  },
   llmgw_cluster_guaranteed: {
     help: 'What the guarantees promise in all, a guarantee nested in another counted once.',
     labelNames: ['resource'],

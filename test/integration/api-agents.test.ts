@@ -31,6 +31,25 @@ describe('agents API', () => {
     (await stack.sql`select state, reason, endpoint from replicas where id = ${id}`)[0];
   const nodeRow = async (name: string) =>
     (await stack.call('GET', '/api/v1/nodes')).body.find((n: any) => n.name === name);
+  /** A node's llmgw_node_state series (state -> "driver value") and heartbeat age, scraped from /metrics. */
+  const nodeGauges = async (name: string) => {
+    const samples = [...(await stack.scrape()).matchAll(/^(llmgw_node_\w+)\{([^}]*)\} (\S+)$/gm)].map(
+      ([, metric, labels, value]) => ({
+        metric,
+        labels: Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v])),
+        value: Number(value),
+      }),
+    );
+    const mine = samples.filter((s) => s.labels.node === name);
+    return {
+      state: Object.fromEntries(
+        mine
+          .filter((s) => s.metric === 'llmgw_node_state')
+          .map((s) => [s.labels.state, `${s.labels.driver} ${s.value}`]),
+      ),
+      age: mine.filter((s) => s.metric === 'llmgw_node_heartbeat_age_seconds').map((s) => s.value),
+    };
+  };
 
   before(async () => {
     stack = await startStack();
@@ -235,10 +254,27 @@ describe('agents API', () => {
     assert.deepEqual(outcomes.map((o) => o.state).sort(), ['failed', 'ready', 'stopped']);
     // Losing again loses nothing twice.
     assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
+    const lost = await nodeGauges(node);
+    assert.deepEqual(lost.state, { ready: 'agent 0', cordoned: 'agent 0', down: 'agent 0', lost: 'agent 1' });
+    assert.equal(lost.age.length, 1);
+    assert.ok(lost.age[0] >= 90 && lost.age[0] < 150, `heartbeat age ${lost.age[0]}`);
+    // A simulated node: its state, and no heartbeat age.
+    assert.deepEqual(await nodeGauges(other), {
+      state: { ready: 'sim 1', cordoned: 'sim 0', down: 'sim 0', lost: 'sim 0' },
+      age: [],
+    });
 
     const back = await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent);
     assert.deepEqual(back.body, { name: node, state: 'ready', back: true, wanted: [] });
     assert.equal((await nodeRow(node)).state, 'ready');
+    const ready = await nodeGauges(node);
+    assert.deepEqual(ready.state, {
+      ready: 'agent 1',
+      cordoned: 'agent 0',
+      down: 'agent 0',
+      lost: 'agent 0',
+    });
+    assert.ok(ready.age.length === 1 && ready.age[0] < 60, `heartbeat age ${ready.age}`);
   });
 
   it('a node cordoned when it was lost comes back cordoned, by a heartbeat or a registration', async () => {

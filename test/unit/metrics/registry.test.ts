@@ -24,6 +24,8 @@ const noFigures = (): StateFigures => ({
   llmgw_cluster_capacity: [],
   llmgw_cluster_guaranteed: [],
   llmgw_node_overcommitted: [],
+  llmgw_node_state: [],
+  llmgw_node_heartbeat_age_seconds: [],
 });
 
 /** Value of one sample of a metric, by labels; undefined when absent. */

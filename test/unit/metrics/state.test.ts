@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ClusterNode } from '../../../src/domain/cluster.ts';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { stateFigures } from '../../../src/metrics/state-figures.ts';
 import type { Sample, StateFigures } from '../../../src/metrics/state-gauge-definitions.ts';
@@ -12,6 +13,7 @@ import {
   measured,
   memory,
   model,
+  NOW,
   node,
   org,
   profile,
@@ -63,7 +65,7 @@ function newestDecisions(s: Snapshot): Map<string, StoredDecision> {
   );
 }
 
-const figures = stateFigures(scene, newestDecisions(scene));
+const figures = stateFigures(scene, newestDecisions(scene), new Map());
 const values = (samples: Sample[], labels: Record<string, string>) =>
   samples
     .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
@@ -127,13 +129,13 @@ describe('state gauges from one snapshot', () => {
       ...stored,
       inputs: { ...stored.inputs, pending: 'a limit of team Acme / ml stops h100' },
     };
-    const before = stateFigures(scene, new Map([['chat', older]]));
+    const before = stateFigures(scene, new Map([['chat', older]]), new Map());
     assert.deepEqual(before.llmgw_model_pending, [{ labels: { model: 'chat', reason: 'other' }, value: 1 }]);
     assert.deepEqual(before.llmgw_model_blocked_by_limit, []);
   });
 
   it('a model whose newest decision is not pending has neither', () => {
-    const settled = stateFigures(scene, new Map());
+    const settled = stateFigures(scene, new Map(), new Map());
     assert.deepEqual(settled.llmgw_model_pending, []);
     assert.deepEqual(settled.llmgw_model_blocked_by_limit, []);
   });
@@ -144,7 +146,10 @@ describe('state gauges from one snapshot', () => {
     assert.deepEqual(gauge('llmgw_cluster_guaranteed'), { gpus: 11, cores: 10, memory_gib: 0 });
     const orgCovers = { ...scene, quotas: [...scene.quotas, quota('org:acme', gpus(20))] };
     const covered = Object.fromEntries(
-      stateFigures(orgCovers, new Map()).llmgw_cluster_guaranteed.map((s) => [s.labels.resource, s.value]),
+      stateFigures(orgCovers, new Map(), new Map()).llmgw_cluster_guaranteed.map((s) => [
+        s.labels.resource,
+        s.value,
+      ]),
     );
     assert.equal(covered.gpus, 23);
   });
@@ -153,7 +158,7 @@ describe('state gauges from one snapshot', () => {
     const on = (id: string, state: 'pending' | 'draining' | 'ready') =>
       replica(id, { model: 'chat', profile: profile('x4', gpus(4)), node: 'gpu-1' }, { state });
     const overcommitted = (replicas: Snapshot['replicas']) =>
-      stateFigures({ ...scene, replicas }, new Map()).llmgw_node_overcommitted.map((s) => [
+      stateFigures({ ...scene, replicas }, new Map(), new Map()).llmgw_node_overcommitted.map((s) => [
         s.labels.node,
         s.value,
       ]);
@@ -166,5 +171,74 @@ describe('state gauges from one snapshot', () => {
       ['gpu-1', 1],
       ['gpu-2', 0],
     ]);
+  });
+
+  describe('nodes', () => {
+    const agent = (name: string, state: ClusterNode['state']): ClusterNode => ({
+      ...node(name, gpus(8), { state }),
+      driver: 'agent',
+    });
+    const nodes: ClusterNode[] = [
+      { ...node('sim-1', gpus(8)), driver: 'sim' },
+      node('sim-down', gpus(8), { state: 'down' }),
+      agent('agent-ready', 'ready'),
+      agent('agent-lost', 'lost'),
+      agent('agent-cordoned', 'cordoned'),
+      agent('agent-new', 'ready'),
+      agent('agent-ahead', 'ready'),
+    ];
+    const heartbeats = new Map([
+      ['agent-ready', NOW - 4000],
+      ['agent-lost', NOW - 90_000],
+      ['agent-cordoned', NOW - 2500],
+      // Stamped by a database clock ahead of this one.
+      ['agent-ahead', NOW + 1500],
+      // A simulated node has no agent: a heartbeat there, were one stored, is not one.
+      ['sim-1', NOW - 1000],
+    ]);
+    const nodeFigures = stateFigures(world({ nodes }), new Map(), heartbeats);
+    const states = (name: string) =>
+      Object.fromEntries(
+        nodeFigures.llmgw_node_state
+          .filter((s) => s.labels.node === name)
+          .map((s) => [s.labels.state, s.value]),
+      );
+
+    it('one series per node and known state: 1 for the state it is in, 0 for the others', () => {
+      assert.deepEqual(states('sim-1'), { ready: 1, cordoned: 0, down: 0, lost: 0 });
+      assert.deepEqual(states('sim-down'), { ready: 0, cordoned: 0, down: 1, lost: 0 });
+      assert.deepEqual(states('agent-ready'), { ready: 1, cordoned: 0, down: 0, lost: 0 });
+      assert.deepEqual(states('agent-lost'), { ready: 0, cordoned: 0, down: 0, lost: 1 });
+      assert.deepEqual(states('agent-cordoned'), { ready: 0, cordoned: 1, down: 0, lost: 0 });
+      assert.deepEqual(states('agent-new'), { ready: 1, cordoned: 0, down: 0, lost: 0 });
+      assert.equal(nodeFigures.llmgw_node_state.length, nodes.length * 4);
+    });
+
+    it("driver is the node's, sim when it names none", () => {
+      const drivers = Object.fromEntries(
+        nodeFigures.llmgw_node_state.map((s) => [s.labels.node, s.labels.driver]),
+      );
+      assert.deepEqual(drivers, {
+        'sim-1': 'sim',
+        'sim-down': 'sim',
+        'agent-ready': 'agent',
+        'agent-lost': 'agent',
+        'agent-cordoned': 'agent',
+        'agent-new': 'agent',
+        'agent-ahead': 'agent',
+      });
+    });
+
+    it("heartbeat age for the agents' nodes heard from, lost or not; none for sim nodes nor agents never heard from", () => {
+      assert.deepEqual(
+        nodeFigures.llmgw_node_heartbeat_age_seconds.map((s) => [s.labels, s.value]),
+        [
+          [{ node: 'agent-ready' }, 4],
+          [{ node: 'agent-lost' }, 90],
+          [{ node: 'agent-cordoned' }, 2.5],
+          [{ node: 'agent-ahead' }, 0],
+        ],
+      );
+    });
   });
 });
