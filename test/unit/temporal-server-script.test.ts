@@ -73,6 +73,7 @@ describe('the config temporal-server.sh writes', () => {
     assert.equal(config.dynamicConfigClient.filepath, join(dir, 'dynamicconfig.yaml'));
     const dynamic = parse(readFileSync(config.dynamicConfigClient.filepath, 'utf8'));
     assert.deepEqual(dynamic['limit.maxIDLength'], [{ value: 255, constraints: {} }]);
+    assert.deepEqual(dynamic['system.enableActivityEagerExecution'], [{ value: true, constraints: {} }]);
     assert.deepEqual(dynamic['system.namespaceCacheRefreshInterval'], [{ value: '1s', constraints: {} }]);
   });
 

@@ -41,6 +41,10 @@ export async function startTemporalDevServer(options: {
     String(options.port),
     '--log-level',
     'warn',
+    // As deploy/compose/temporal/dynamicconfig.yaml: an activity scheduled on the worker's own queue
+    // (an agent's start settling) comes back with the workflow task that scheduled it.
+    '--dynamic-config-value',
+    'system.enableActivityEagerExecution=true',
   ];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
