@@ -3,17 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../../src/activities/types.ts';
 import type { Pending, Victim } from '../../../src/domain/decision.ts';
 import { registration } from '../../../src/reconcilers/search-attribute-check.ts';
@@ -21,10 +14,9 @@ import { deletedSignal, reconcilerId, stateQuery, wakeSignals } from '../../../s
 import type { ReconcileInput, reconcileModel } from '../../../src/workflows/reconcile-model.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../../src/workflows/search-attributes.ts';
 import { decision } from '../../support/decisions.ts';
-import { testTool } from '../../support/test-tools.ts';
 import { type Calls, fakeActivities, gate, MINUTE_MS, plan } from './fake-activities.ts';
+import { timeSkipping } from './workflow-harness.ts';
 
-const WORKFLOWS = fileURLToPath(new URL('../../../src/workflows/index.ts', import.meta.url));
 type Reconciler = WorkflowHandleWithFirstExecutionRunId<typeof reconcileModel>;
 
 const TASK_QUEUE = 'reconcile-model-test';
@@ -88,20 +80,8 @@ async function deleteModel(workflowId: string) {
 describe('the reconciler workflow', () => {
   // One server, one bundle and one worker for every test: each costs a second or more to make.
   before(async () => {
-    // The worker's own lines (started, stopped) would drown the test output; its errors still show.
-    Runtime.install({
-      logger: new DefaultLogger('ERROR'),
-      telemetryOptions: { logging: { filter: { core: 'ERROR' } } },
-    });
     let workflowBundle: WorkflowBundleWithSourceMap;
-    [env, workflowBundle] = await Promise.all([
-      testTool('testserver').then((path) =>
-        TestWorkflowEnvironment.createTimeSkipping({
-          server: { executable: { type: 'existing-path', path } },
-        }),
-      ),
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: new DefaultLogger('ERROR') }),
-    ]);
+    [env, workflowBundle] = await timeSkipping();
     await env.connection.operatorService.addSearchAttributes(
       registration(env.namespace ?? 'default', SEARCH_ATTRIBUTE_KEYS),
     );

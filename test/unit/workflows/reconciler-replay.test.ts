@@ -9,17 +9,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows, quietRuntime } from './workflow-harness.ts';
 
-const WORKFLOWS = fileURLToPath(new URL('../../../src/workflows/index.ts', import.meta.url));
 const HISTORIES = join(import.meta.dirname, '..', '..', 'fixtures', 'histories');
 
 describe('reconciler histories of earlier code', () => {
@@ -27,14 +20,8 @@ describe('reconciler histories of earlier code', () => {
   let workflowBundle: WorkflowBundleWithSourceMap;
   before(async () => {
     // The end of each history runs on into a local activity the replayer has not: its lines are noise.
-    Runtime.install({
-      logger: new DefaultLogger('ERROR'),
-      telemetryOptions: { logging: { filter: { core: 'ERROR' } } },
-    });
-    workflowBundle = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS,
-      logger: new DefaultLogger('ERROR'),
-    });
+    quietRuntime();
+    workflowBundle = await bundleWorkflows();
   });
   for (const file of readdirSync(HISTORIES).filter((name) => name.endsWith('.pb'))) {
     it(`replay without a nondeterminism error: ${file}`, async () => {

@@ -4,22 +4,14 @@
 // once the schedule-to-start timeout passes instead of waiting forever; a drain waits out its grace.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { NodeActivities, ReplicaOnNodeInput } from '../../../src/domain/node-work.ts';
 import type { ReplicaReport } from '../../../src/store/replica-reports.ts';
 import type { replicaOnNode } from '../../../src/workflows/replica-on-node.ts';
-import { testTool } from '../../support/test-tools.ts';
+import { timeSkipping } from './workflow-harness.ts';
 
-const WORKFLOWS = fileURLToPath(new URL('../../../src/workflows/index.ts', import.meta.url));
 const CONTROL_PLANE = 'replica-on-node-test';
 
 describe('a replica on an agent node', () => {
@@ -31,18 +23,7 @@ describe('a replica on an agent node', () => {
   let runningControlPlane: Promise<void>;
 
   before(async () => {
-    Runtime.install({
-      logger: new DefaultLogger('ERROR'),
-      telemetryOptions: { logging: { filter: { core: 'ERROR' } } },
-    });
-    [env, bundle] = await Promise.all([
-      testTool('testserver').then((path) =>
-        TestWorkflowEnvironment.createTimeSkipping({
-          server: { executable: { type: 'existing-path', path } },
-        }),
-      ),
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: new DefaultLogger('ERROR') }),
-    ]);
+    [env, bundle] = await timeSkipping();
     controlPlane = await Worker.create({
       connection: env.nativeConnection,
       namespace: env.namespace,
