@@ -113,7 +113,10 @@ describe('npm start (llmgw dev)', () => {
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
       120_000,
     );
-    assert.match(first.output(), new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`));
+    // The API answers before the banner that lists every part is printed, once all of them are up.
+    await eventually('the banner printed', async () =>
+      new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`).test(first.output()),
+    );
     assert.equal((await fetch(`http://127.0.0.1:${ports.ui}/`)).status, 200, 'the Temporal Web UI answers');
     assert.match(first.output(), new RegExp(`Gateway      http://127.0.0.1:${ports.gateway}/v1`));
     const gateway = await fetch(`http://127.0.0.1:${ports.gateway}/v1/models`);
