@@ -47,18 +47,28 @@ export async function readLiveReading(
   previous?: LiveReading,
 ): Promise<LiveReading> {
   const modelsEpoch = await readModelsEpoch(sql);
-  const [models, nodes, replicas, load] = await Promise.all([
-    previous?.modelsEpoch === modelsEpoch ? previous.state.models : listModels(sql),
-    listNodes(sql),
-    readActiveReplicas(sql, previous?.replicas),
-    readLoad(sql, now, settings.loadStaleMs),
-  ]);
-  return { state: { models, nodes, replicas: [...replicas.byId.values()], load }, modelsEpoch, replicas };
+  const models = previous?.modelsEpoch === modelsEpoch ? previous.state.models : undefined;
+  return { ...(await readLive(sql, now, settings, models, previous?.replicas)), modelsEpoch };
 }
 
-/** Stopped, failed and lost replicas are left out: they hold nothing. */
-export async function readLiveState(sql: Sql, now: number, settings: PolicySettings): Promise<LiveState> {
-  return (await readLiveReading(sql, now, settings)).state;
+/**
+ * Stopped, failed and lost replicas are left out: they hold nothing. `models`, when given, are still
+ * current; `replicas`, when given, are brought up to date rather than read whole.
+ */
+async function readLive(
+  sql: Sql,
+  now: number,
+  settings: PolicySettings,
+  current?: LiveState['models'],
+  previous?: ActiveReplicas,
+) {
+  const [models, nodes, replicas, load] = await Promise.all([
+    current ?? listModels(sql),
+    listNodes(sql),
+    readActiveReplicas(sql, previous),
+    readLoad(sql, now, settings.loadStaleMs),
+  ]);
+  return { state: { models, nodes, replicas: [...replicas.byId.values()], load }, replicas };
 }
 
 /**
@@ -95,6 +105,6 @@ async function readModelsEpoch(sql: Db): Promise<number> {
 
 /** Everything a decision looks at, read now. */
 export async function readSnapshot(sql: Sql, now: number, settings: PolicySettings): Promise<Snapshot> {
-  const [policy, live] = await Promise.all([readQuotaPolicy(sql), readLiveState(sql, now, settings)]);
-  return { now, settings, ...policy, ...live };
+  const [policy, live] = await Promise.all([readQuotaPolicy(sql), readLive(sql, now, settings)]);
+  return { now, settings, ...policy, ...live.state };
 }
