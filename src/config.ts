@@ -12,6 +12,10 @@ export interface Config {
   temporalNamespace: string;
   temporalPort: number;
   temporalUiPort: number;
+  /** Where a browser finds the Temporal UI, which the console links each reconciler to (no trailing slash). */
+  temporalUiUrl: string;
+  /** A proxy in front terminates TLS: its X-Forwarded-Proto tells the console whether to set cookies Secure. */
+  trustProxy: boolean;
   /** Embedded Postgres port (llmgw dev only). */
   postgresPort: number;
   port: number;
@@ -75,6 +79,24 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { intege
 const port = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
   number(env, name, fallback, { integer: true, min: 1 });
 
+/** A setting that is on or off: 1 or 0 (unset or empty: off). */
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new ConfigError(`${name}=${raw} must be 1 (on) or 0 (off)`);
+}
+
+/** An http(s) URL without its trailing slash; it ends up in the console's links, so nothing else is taken. */
+function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^https?:\/\/[^\s"'<>]+$/.test(raw) || !URL.canParse(raw)) {
+    throw new ConfigError(`${name}=${raw} is not an http:// or https:// URL`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
 /** A token's secret given by the environment (LLMGW_ADMIN_TOKEN, LLMGW_METRICS_TOKEN); undefined when unset. */
 function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
@@ -113,12 +135,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (metricsToken && metricsToken === adminToken) {
     throw new ConfigError('LLMGW_METRICS_TOKEN must differ from LLMGW_ADMIN_TOKEN');
   }
+  const temporalUiPort = port(env, 'LLMGW_TEMPORAL_UI_PORT', 8233);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalPort: port(env, 'LLMGW_TEMPORAL_PORT', 7233),
-    temporalUiPort: port(env, 'LLMGW_TEMPORAL_UI_PORT', 8233),
+    temporalUiPort,
+    temporalUiUrl: httpUrl(env, 'LLMGW_TEMPORAL_UI_URL', `http://localhost:${temporalUiPort}`),
+    trustProxy: flag(env, 'LLMGW_TRUST_PROXY'),
     postgresPort: port(env, 'LLMGW_POSTGRES_PORT', 5433),
     port: port(env, 'PORT', 8080),
     host: env.LLMGW_HOST || '127.0.0.1',

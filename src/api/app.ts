@@ -78,6 +78,7 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
     consoleRouter(deps, (path, init) => app.request(path, init), {
       temporalWorkflows: deps.temporalWorkflowsUrl ?? 'http://localhost:8233/namespaces/default/workflows',
       failures,
+      trustProxy: deps.trustProxy ?? false,
     }),
   );
 

@@ -22,4 +22,6 @@ export interface ApiDeps {
   replicaLogs?: ReplicaLogReader;
   /** The Temporal UI's list of the namespace's workflows, which the console links each reconciler to. */
   temporalWorkflowsUrl?: string;
+  /** A proxy in front terminates TLS: the console believes its X-Forwarded-Proto (LLMGW_TRUST_PROXY). */
+  trustProxy?: boolean;
 }

@@ -98,7 +98,9 @@ export async function runDev(
       log,
     });
     stops.push(worker.stop);
-    const api = await startApi({ config, sql, temporalAddress, log });
+    // The console links to the UI of the dev server started here, whatever LLMGW_TEMPORAL_UI_URL says.
+    const apiConfig = uiUrl ? { ...config, temporalUiUrl: uiUrl } : config;
+    const api = await startApi({ config: apiConfig, sql, temporalAddress, log });
     stops.push(api.stop);
     const gateway = await runGateway({ config, sql, temporalAddress, log });
     stops.push(gateway.stop);

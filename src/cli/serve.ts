@@ -54,7 +54,8 @@ export async function startApi(options: {
       policy: config.policy,
       metricsRefreshMs: config.metricsRefreshMs,
       scopeCaps: config.scopeCaps,
-      temporalWorkflowsUrl: `http://localhost:${config.temporalUiPort}/namespaces/${namespace}/workflows`,
+      temporalWorkflowsUrl: `${config.temporalUiUrl}/namespaces/${namespace}/workflows`,
+      trustProxy: config.trustProxy,
     },
     log,
   );

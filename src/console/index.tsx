@@ -23,6 +23,8 @@ export interface ConsoleOptions {
   temporalWorkflows: string;
   /** Where a refused sign-in is counted and logged, as the API's refused requests are. */
   failures: AuthFailures;
+  /** A proxy in front terminates TLS and says so in X-Forwarded-Proto (LLMGW_TRUST_PROXY): the cookie is then Secure. */
+  trustProxy: boolean;
 }
 
 const CONTENT_SECURITY_POLICY =
@@ -61,7 +63,7 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
       else options.failures.expired(found.token, from);
     }
     if ('status' in found) return c.html(<SignInPage problem={found.why} />, found.status);
-    startSession(c, secret);
+    startSession(c, secret, options);
     return c.redirect('/ui/tree', 303);
   });
   app.post('/sign-out', (c) => {

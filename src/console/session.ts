@@ -9,13 +9,25 @@ const MAX_AGE_S = 12 * 3600;
 
 export const sessionSecret = (c: Context): string | undefined => getCookie(c, COOKIE);
 
+/**
+ * Whether the browser reached the console over TLS. llmgw serves plain HTTP, so behind a proxy that
+ * terminates TLS only the proxy knows: its X-Forwarded-Proto is believed when `trustProxy` says the
+ * proxy writes it (LLMGW_TRUST_PROXY), and ignored otherwise, since any client can write it.
+ */
+export function overTls(c: Context, trustProxy: boolean): boolean {
+  if (new URL(c.req.url).protocol === 'https:') return true;
+  // The first of a list is the scheme the proxy nearest the browser saw.
+  const forwarded = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  return trustProxy && forwarded === 'https';
+}
+
 /** HttpOnly so no script reads the token; SameSite=Strict so no other site's page sends it; Secure over TLS. */
-export function startSession(c: Context, secret: string) {
+export function startSession(c: Context, secret: string, options: { trustProxy: boolean }) {
   setCookie(c, COOKIE, secret, {
     path: PATH,
     httpOnly: true,
     sameSite: 'Strict',
-    secure: new URL(c.req.url).protocol === 'https:',
+    secure: overTls(c, options.trustProxy),
     maxAge: MAX_AGE_S,
   });
 }

@@ -62,20 +62,32 @@ describe('the console at /ui, before anyone signs in', () => {
 });
 
 describe('the session cookie', () => {
-  const app = new Hono().post('/ui/sign-in', (c) => {
-    startSession(c, 'secret');
-    return c.text('ok');
-  });
-  const cookie = async (url: string) =>
-    (await app.request(url, { method: 'POST' })).headers.get('set-cookie') ?? '';
+  /** The cookie a plain-HTTP sign-in sets (as llmgw is served), with the proxy's header or without. */
+  const cookie = async (trustProxy: boolean, forwardedProto?: string) => {
+    const app = new Hono().post('/ui/sign-in', (c) => {
+      startSession(c, 'secret', { trustProxy });
+      return c.text('ok');
+    });
+    const headers: Record<string, string> = forwardedProto ? { 'x-forwarded-proto': forwardedProto } : {};
+    const answer = await app.request('http://console.example/ui/sign-in', { method: 'POST', headers });
+    return answer.headers.get('set-cookie') ?? '';
+  };
 
-  it('is HttpOnly, SameSite=Strict and sent only to /ui; Secure over TLS only', async () => {
-    const plain = await cookie('http://console.example/ui/sign-in');
+  it('is HttpOnly, SameSite=Strict and sent only to /ui, and not Secure over plain HTTP', async () => {
+    const plain = await cookie(false);
     assert.match(plain, /HttpOnly/);
     assert.match(plain, /SameSite=Strict/);
     assert.match(plain, /Path=\/ui/);
     assert.doesNotMatch(plain, /Secure/);
-    assert.match(await cookie('https://console.example/ui/sign-in'), /Secure/);
+  });
+
+  it('is Secure when a trusted proxy says the browser came over TLS, and only then', async () => {
+    assert.match(await cookie(true, 'https'), /Secure/);
+    assert.match(await cookie(true, 'https, http'), /Secure/, 'the scheme the browser used comes first');
+    assert.doesNotMatch(await cookie(true, 'http'), /Secure/);
+    assert.doesNotMatch(await cookie(true), /Secure/);
+    // Anyone can write the header: without LLMGW_TRUST_PROXY it is not believed.
+    assert.doesNotMatch(await cookie(false, 'https'), /Secure/);
   });
 });
 
