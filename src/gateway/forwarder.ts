@@ -89,9 +89,8 @@ export class Forwarder {
    * before them (nothing was written: another replica may answer).
    */
   private attempt(request: Forwarded, upstream: Upstream): Promise<void> {
-    const { model, client, arrivedAt } = request;
+    const { model, client } = request;
     const url = targetOf(upstream.endpoint, request.path);
-    const finish = this.begin(model, upstream.id);
     return new Promise((resolve, reject) => {
       let answering = false;
       const send = url.secure ? httpsRequest : httpRequest;
@@ -101,13 +100,18 @@ export class Forwarder {
         agent: url.secure ? undefined : agent,
         headers: { 'content-type': 'application/json', 'content-length': request.body.length },
       });
+      // Every way an attempt ends (answered, failed, reset, cancelled) closes its request to the replica:
+      // its count ends there, once, whichever handler saw the end.
+      const finish = this.begin(model, upstream.id);
+      outgoing.once('close', () => {
+        finish();
+        client.off('close', clientLeft);
+      });
       let over = false;
       const ended = (status: number) => {
         if (over) return;
         over = true;
-        finish();
-        this.metrics.requests.inc({ model, status });
-        this.metrics.requestSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
+        this.counted(request, status);
       };
       const clientLeft = () => {
         if (client.writableFinished) return;
@@ -115,18 +119,18 @@ export class Forwarder {
         ended(CLIENT_LEFT);
         resolve();
       };
-      client.once('close', clientLeft);
-      outgoing.once('error', (error) => {
+      const failed = (error: Error) => {
         if (answering) return;
         client.off('close', clientLeft);
-        finish();
         reject(error);
-      });
+      };
+      client.once('close', clientLeft);
+      outgoing.once('error', failed);
       outgoing.once('response', (answer: IncomingMessage) => {
         const status = answer.statusCode ?? 502;
         const begin = (headers: Record<string, string | number> = {}) => {
           answering = true;
-          this.answered(upstream, status, model, arrivedAt);
+          this.answered(upstream, status, model, request.arrivedAt);
           for (const name of PASSED_HEADERS) {
             const value = answer.headers[name];
             if (typeof value === 'string') headers[name] = value;
@@ -152,12 +156,16 @@ export class Forwarder {
           client.end();
           ended(status);
         });
-        answer.once('error', (error) => {
-          if (!answering) reject(error);
-        });
+        answer.once('error', failed);
       });
       outgoing.end(request.body);
     });
+  }
+
+  /** A request's answer is over (or its client left): counted by its status, and timed. */
+  private counted({ model, arrivedAt }: Forwarded, status: number) {
+    this.metrics.requests.inc({ model, status });
+    this.metrics.requestSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
   }
 
   /** The replica's answer after its first bytes: passed on with backpressure, to its end or failure. */

@@ -1,0 +1,118 @@
+// The forwarder's count of requests in flight (src/gateway/forwarder.ts): whatever happens to an attempt,
+// its count ends, since a count left behind keeps a model from scaling down and skews the balance.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, afterEach, describe, it, mock } from 'node:test';
+import { Registry } from 'prom-client';
+import { Forwarder } from '../../../src/gateway/forwarder.ts';
+import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
+import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
+import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
+import type { Upstream } from '../../../src/gateway/routing-table.ts';
+
+const servers: Server[] = [];
+after(() => {
+  for (const server of servers) server.closeAllConnections();
+  for (const server of servers) server.close();
+});
+
+async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handle);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A replica that answers `{"ok":"<id>"}`. */
+const answering = (id: string) => listen((_req, res) => res.end(JSON.stringify({ ok: id })));
+
+/** A replica that crashes during prefill, as vLLM does: headers flushed, then the connection reset. */
+async function crashingAfterHeaders() {
+  const crashing = { id: 'crashing', endpoint: '', requests: 0 };
+  const url = await listen((_req, res) => {
+    crashing.requests++;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    res.socket?.destroy();
+  });
+  crashing.endpoint = `${url}/v1`;
+  return crashing;
+}
+
+/** A forwarder as the gateway builds it, with its gauge of requests in flight. */
+function setUp() {
+  const reporter = new LoadReporter(
+    async () => undefined,
+    { everyMs: 60_000, run: async () => {} },
+    { warn() {} },
+  );
+  const metrics = createGatewayMetrics(
+    { inFlight: () => reporter.inFlightCounts(), held: () => new Map(), oldestHeldSeconds: () => new Map() },
+    new Registry(),
+  );
+  const health = new ReplicaHealth(async () => false);
+  const forwarder = new Forwarder(health, reporter, metrics);
+  const inFlight = async () =>
+    (await metrics.registry.getSingleMetric('llmgw_gateway_in_flight')!.get()).values.map((v) => v.value);
+  const stop = () => {
+    reporter.stop();
+    health.stop();
+  };
+  return { forwarder, inFlight, stop };
+}
+
+/** A gateway of just the forwarder: each request is forwarded to `replicas`. */
+function gatewayOf(forwarder: Forwarder, replicas: readonly Upstream[]) {
+  return listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const request = {
+      model: 'm',
+      path: '/chat/completions',
+      body,
+      client: res,
+      arrivedAt: performance.now(),
+    };
+    await forwarder
+      .forward(request, replicas)
+      .catch((refusal: Error) => res.writeHead(502).end(refusal.message));
+  });
+}
+
+/** Waits until `check` holds, up to two seconds, and says whether it did. */
+async function eventually(check: () => Promise<boolean> | boolean): Promise<boolean> {
+  const deadline = Date.now() + 2000;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return check();
+}
+
+const post = (url: string, signal?: AbortSignal) =>
+  fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{"model":"m"}', signal });
+
+describe('Forwarder', () => {
+  afterEach(() => mock.restoreAll());
+
+  it('a replica that resets after its headers is retried on another, and neither keeps a request in flight', async () => {
+    const { forwarder, inFlight, stop } = setUp();
+    const crashing = await crashingAfterHeaders();
+    const good = { id: 'good', endpoint: `${await answering('good')}/v1` };
+    const gateway = await gatewayOf(forwarder, [crashing, good]);
+    mock.method(Math, 'random', () => 0); // of replicas tied on requests in flight, the first: the crashing one
+    const answer = await post(gateway);
+    assert.deepEqual([answer.status, await answer.json()], [200, { ok: 'good' }]);
+    assert.ok(
+      await eventually(async () => (await inFlight()).every((count) => count === 0)),
+      'in flight: none',
+    );
+    // Were the crashing replica still counted with a request, the next would go to the good one first.
+    const again = await post(gateway);
+    assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
+    assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+});
