@@ -47,6 +47,8 @@ export class Forwarder {
     const tried = new Set<string>();
     let failure = '';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      // A client gone before this attempt closed before its 'close' could be heard: nothing would end it.
+      if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
       const upstream = pickReplica(
         replicas.filter((r) => !tried.has(r.id) && this.health.routable(r.id)),
         (id) => this.perReplica.get(id) ?? 0,

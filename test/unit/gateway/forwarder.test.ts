@@ -40,6 +40,20 @@ async function crashingAfterHeaders() {
   return crashing;
 }
 
+/** A replica whose stream never ends; `open` counts the requests it still has. */
+async function streamingForever() {
+  const streaming = { id: 'streaming', endpoint: '', requests: 0, open: 0 };
+  const url = await listen((_req, res) => {
+    streaming.requests++;
+    streaming.open++;
+    res.once('close', () => streaming.open--);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {}\n\n');
+  });
+  streaming.endpoint = `${url}/v1`;
+  return streaming;
+}
+
 /** A forwarder as the gateway builds it, with its gauge of requests in flight. */
 function setUp() {
   const reporter = new LoadReporter(
@@ -62,11 +76,20 @@ function setUp() {
   return { forwarder, inFlight, stop };
 }
 
-/** A gateway of just the forwarder: each request is forwarded to `replicas`. */
-function gatewayOf(forwarder: Forwarder, replicas: readonly Upstream[]) {
-  return listen(async (req, res) => {
+/**
+ * A gateway of just the forwarder: each request is forwarded to `replicas` once `ready` resolves;
+ * `forwarded` holds each forward() under way.
+ */
+async function gatewayOf(
+  forwarder: Forwarder,
+  replicas: readonly Upstream[],
+  ready: (res: ServerResponse) => Promise<void> = async () => {},
+) {
+  const forwarded: Promise<unknown>[] = [];
+  const url = await listen(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    await ready(res);
     const body = Buffer.concat(chunks);
     const request = {
       model: 'm',
@@ -75,10 +98,11 @@ function gatewayOf(forwarder: Forwarder, replicas: readonly Upstream[]) {
       client: res,
       arrivedAt: performance.now(),
     };
-    await forwarder
-      .forward(request, replicas)
-      .catch((refusal: Error) => res.writeHead(502).end(refusal.message));
+    forwarded.push(
+      forwarder.forward(request, replicas).catch((refusal: Error) => res.writeHead(502).end(refusal.message)),
+    );
   });
+  return { url, forwarded };
 }
 
 /** Waits until `check` holds, up to two seconds, and says whether it did. */
@@ -101,7 +125,7 @@ describe('Forwarder', () => {
     const { forwarder, inFlight, stop } = setUp();
     const crashing = await crashingAfterHeaders();
     const good = { id: 'good', endpoint: `${await answering('good')}/v1` };
-    const gateway = await gatewayOf(forwarder, [crashing, good]);
+    const gateway = (await gatewayOf(forwarder, [crashing, good])).url;
     mock.method(Math, 'random', () => 0); // of replicas tied on requests in flight, the first: the crashing one
     const answer = await post(gateway);
     assert.deepEqual([answer.status, await answer.json()], [200, { ok: 'good' }]);
@@ -113,6 +137,27 @@ describe('Forwarder', () => {
     const again = await post(gateway);
     assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
     assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+
+  it('a client that left before its request was forwarded is not sent on, and counts nothing in flight', async () => {
+    const { forwarder, inFlight, stop } = setUp();
+    const streaming = await streamingForever();
+    // Held until its client has gone, as a request may be while its key is read or its model scales from zero.
+    const gone = (res: ServerResponse) => new Promise<void>((resolve) => res.once('close', resolve));
+    const gateway = await gatewayOf(forwarder, [streaming], gone);
+    const controller = new AbortController();
+    const answer = post(gateway.url, controller.signal).catch(() => 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort();
+    assert.equal(await answer, 'aborted');
+    assert.ok(await eventually(() => gateway.forwarded.length === 1));
+    await gateway.forwarded[0];
+    assert.ok(await eventually(() => streaming.open === 0), 'the replica holds no request for it');
+    assert.ok(
+      await eventually(async () => (await inFlight()).every((count) => count === 0)),
+      'in flight: none',
+    );
     stop();
   });
 });
