@@ -25,14 +25,21 @@ export interface Load {
 const TAIL_MS = 60_000;
 
 export function loadTraces(scenario: Scenario, dir?: string): Load {
-  const requests = new Map(
+  const traces = new Map(
     scenario.models.map((m) => [
       m.name,
       servedRequests(scenario, m, readAzureTrace(dataFile(scenario.traces[m.name], dir))),
     ]),
   );
-  const all = [...requests.values()].flat();
+  const all = [...traces.values()].flat();
   const from = Math.floor(Math.min(...all.map((r) => r.at)) / 1000) * 1000;
+  // A model idle at first loses its trace's first requests; the run still starts with the earliest trace.
+  const requests = new Map(
+    [...traces].map(([name, served]) => {
+      const idleUntil = from + (scenario.idleFirstMs.get(name) ?? 0);
+      return [name, served.filter((r) => r.at >= idleUntil)];
+    }),
+  );
   return { requests, from, until: Math.max(...all.map((r) => r.at)) + TAIL_MS };
 }
 

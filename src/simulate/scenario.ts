@@ -60,6 +60,8 @@ const ScenarioSchema = z.strictObject({
   ),
   /** Each model's trace, relative to the data folder. */
   traces: z.record(z.string(), z.string()),
+  /** Per model: its trace's requests in the run's first this many seconds are left out (it is idle then). */
+  idle_first_s: z.record(z.string(), z.number().min(0)).default({}),
   /** Model load time: from a replica's start to ready. */
   start_delay_s: z.number().min(0).default(60),
   /** How long a draining replica holds its room (LLMGW_DRAIN_GRACE_S). */
@@ -87,6 +89,8 @@ export interface Scenario {
   /** Per model and profile (`model/profile`): prefill tokens per second. */
   prefillTokPerSec: Map<string, number>;
   traces: Record<string, string>;
+  /** Per model: how long into the run it stays idle (its trace's earlier requests are left out). */
+  idleFirstMs: Map<string, number>;
   startDelayMs: number;
   drainGraceMs: number;
   resyncMs: number;
@@ -133,6 +137,10 @@ export function readScenario(path: string): Scenario {
     slo: {},
     measured_at: '1970-01-01T00:00:00.000Z',
   }));
+  for (const name of Object.keys(spec.idle_first_s)) {
+    if (!models.some((m) => m.name === name))
+      throw new Error(`${path}: idle_first_s names no model "${name}"`);
+  }
   for (const model of models) {
     if (!spec.traces[model.name]) throw new Error(`${path}: model ${model.name} has no trace`);
     if (!spec.measurements.some((m) => m.model === model.name)) {
@@ -150,6 +158,7 @@ export function readScenario(path: string): Scenario {
       spec.measurements.map((m) => [`${m.model}/${m.profile}`, m.prefill_tok_per_sec]),
     ),
     traces: spec.traces,
+    idleFirstMs: new Map(Object.entries(spec.idle_first_s).map(([name, s]) => [name, s * 1000])),
     startDelayMs: spec.start_delay_s * 1000,
     drainGraceMs: spec.drain_grace_s * 1000,
     resyncMs: spec.resync_s * 1000,

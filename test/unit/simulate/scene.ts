@@ -35,6 +35,7 @@ export function scene(models: Model[] = [gpuModel('chat')], fields: Partial<Scen
     })),
     prefillTokPerSec: new Map(models.map((m) => [`${m.name}/h100`, 4000])),
     traces: {},
+    idleFirstMs: new Map(),
     startDelayMs: 60_000,
     drainGraceMs: 30_000,
     resyncMs: 30_000,

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, mock } from 'node:test';
 import { DEFAULT_SCENARIOS, runSimulate } from '../../../src/cli/simulate.ts';
+import { loadTraces } from '../../../src/simulate/experiment.ts';
 import { readScenario } from '../../../src/simulate/scenario.ts';
 
-/** A scenario of one model on 2 GPUs, and its trace: 40 requests over 40 s, then 40 at once. */
-function tinyScenario(): { dir: string; scenario: string } {
+/** A scenario of one model on 2 GPUs, and its trace: 40 requests over 40 s, then 40 at once at 100 s. */
+function tinyScenario(...moreLines: string[]): { dir: string; scenario: string } {
   const dir = mkdtempSync(join(tmpdir(), 'llmgw-simulate-'));
   mkdirSync(join(dir, 'data'));
   const at = (s: number) =>
@@ -36,6 +37,7 @@ function tinyScenario(): { dir: string; scenario: string } {
       'measurements:',
       '  - { model: chat, profile: h100, max_concurrency_at_slo: 8, throughput_tok_per_sec: 200, prefill_tok_per_sec: 4000 }',
       'traces: { chat: chat.csv }',
+      ...moreLines,
     ].join('\n'),
   );
   return { dir, scenario: join(dir, 'tiny.yaml') };
@@ -80,6 +82,24 @@ describe('llmgw simulate', () => {
     );
   });
 
+  it('leaves out the requests of a model idle at first, and still starts the run with its trace', () => {
+    const { dir, scenario } = tinyScenario('idle_first_s: { chat: 50 }');
+    const load = loadTraces(readScenario(scenario), join(dir, 'data'));
+    const start = Date.UTC(2023, 10, 16, 18, 0, 0);
+    assert.equal(load.from, start);
+    assert.equal(load.until, start + 100_000 + 60_000);
+    assert.deepEqual(
+      [...new Set(load.requests.get('chat')!.map((r) => r.at - start))],
+      [100_000],
+      'only the 40 requests at 100 s are left',
+    );
+  });
+
+  it('refuses an idle_first_s that names no model', () => {
+    const { scenario } = tinyScenario('idle_first_s: { code: 50 }');
+    assert.throws(() => readScenario(scenario), /idle_first_s names no model "code"$/);
+  });
+
   it('reads the scenarios it runs by default', () => {
     const [azure, contention] = DEFAULT_SCENARIOS.map(readScenario);
     assert.deepEqual(
@@ -98,5 +118,6 @@ describe('llmgw simulate', () => {
         ['team:code', 2],
       ],
     );
+    assert.deepEqual([...contention.idleFirstMs], [['chat', 720_000]]);
   });
 });
