@@ -4,12 +4,14 @@ import type { PeerRule } from '../replica-count.ts';
  * Kubernetes HPA (autoscaling/v2) on a concurrency metric served by KEDA, with their defaults:
  * kube-controller-manager --horizontal-pod-autoscaler-sync-period 15 s and tolerance 0.1; the
  * default behavior: scale-up stabilization 0 s with policies 100% or 4 pods per 15 s (selectPolicy
- * Max), scale-down stabilization 300 s; KEDA ScaledObject pollingInterval 30 s. The metric's target
- * (AverageValue per pod) is the measured concurrency at SLO.
+ * Max), scale-down stabilization 300 s. The metric's target (AverageValue per pod) is the measured
+ * concurrency at SLO. KEDA's metrics server asks the scaler afresh at each of the HPA's requests (its
+ * pollingInterval, 30 s, paces only the operator's 0-to-1 activation, and these models never go to
+ * zero; cached values need `useCachedMetrics`, off by default: kedacore/keda#2282), so each sync sees
+ * the load of that moment.
  */
 export const HPA_KEDA_DEFAULTS = {
   syncMs: 15_000,
-  pollMs: 30_000,
   tolerance: 0.1,
   scaleDownStabilizationMs: 300_000,
   scaleUpPercent: 100,
@@ -23,19 +25,14 @@ export const HPA_KEDA_DEFAULTS = {
  */
 export function hpaKeda(config = HPA_KEDA_DEFAULTS): () => PeerRule {
   return () => {
-    let metric = 0;
-    let lastPoll = Number.NEGATIVE_INFINITY;
     let lastSync = Number.NEGATIVE_INFINITY;
     const recommendations: { at: number; replicas: number }[] = [];
     return (seen) => {
       // It ran before the trace: its window holds the count it had been keeping, not an empty history.
       if (recommendations.length === 0) recommendations.push({ at: seen.now, replicas: seen.replicas });
-      if (seen.now - lastPoll >= config.pollMs) {
-        metric = seen.running + seen.waiting;
-        lastPoll = seen.now;
-      }
       if (seen.now - lastSync < config.syncMs) return seen.replicas;
       lastSync = seen.now;
+      const metric = seen.running + seen.waiting;
       const current = seen.replicas;
       const ratio = metric / (seen.concurrency * Math.max(current, 1));
       const recommended =

@@ -40,8 +40,8 @@ describe('a step load', () => {
     assert.equal(reaction.llmgw, 500);
   });
 
-  it('is met by HPA at the first sync after KEDA polled it (both at 120 s)', () => {
-    assert.equal(reaction['hpa-keda'], 19_500);
+  it('is met by HPA at its first sync after it (105 s), which asks KEDA for the load of that moment', () => {
+    assert.equal(reaction['hpa-keda'], 4_500);
   });
 
   it('is met by llm-d WVA at its next minute loop (120 s), its replica being saturated', () => {
@@ -79,8 +79,8 @@ describe('a step down', () => {
     assert.equal(firstDrain.llmgw, 120_500);
   });
 
-  it('is met by HPA once the last recommendation of 3 (the 105 s sync) has left its 300 s window', () => {
-    assert.equal(firstDrain['hpa-keda'], 319_500);
+  it('is met by HPA once the last recommendation of 3 (the 90 s sync) has left its 300 s window', () => {
+    assert.equal(firstDrain['hpa-keda'], 304_500);
   });
 
   it("is met by Ray Serve after its 600 s downscale delay, counted from the look-back's first lower ask", () => {
