@@ -3,7 +3,9 @@ import type { ReplicaAnswer } from '../api/routes/replicas.ts';
 import type { ModelSummary } from '../api/schemas/models.ts';
 import type { Measurement, Profile } from '../domain/model.ts';
 import { orderProfiles } from '../policy/profiles.ts';
-import { formatResources } from '../policy/resources.ts';
+import { formatNumber, formatResources } from '../policy/resources.ts';
+import type { SizingPlan } from '../policy/sizing.ts';
+import { NO_REPLICA_TO_ADD, sizingOutcome } from '../policy/sizing-words.ts';
 import type { StoredDecision } from '../store/decisions.ts';
 import { ApiRefusal } from './api-client.ts';
 import { Page, Problem } from './layout.tsx';
@@ -14,13 +16,6 @@ type ModelDetail = ModelSummary & { profiles: Profile[] };
 
 /** A replica as GET /api/v1/replicas answers it. */
 export type ReplicaRow = ReplicaAnswer;
-
-interface SizingPlan {
-  plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];
-  reaches_tokens_per_sec: number;
-  fits: boolean;
-  blocked_by: string[];
-}
 
 /** One model: its decisions as a timeline, its replicas, its profiles in trial order, and a sizing preview. */
 export async function modelPage(ctx: PageContext, name: string) {
@@ -34,7 +29,7 @@ export async function modelPage(ctx: PageContext, name: string) {
   const measured = new Map(measurements.map((m) => [m.profile, m]));
   const pending = pendingReason(model);
   return (
-    <Page title={`Model ${name}`} viewer={ctx.viewer} live>
+    <Page title={`Model ${name}`} viewer={ctx.viewer} path="/ui/models" live>
       <section class="summary">
         <p>
           Owner {model.owner_name ?? 'none'} · priority {model.priority} · {model.min_replicas} to{' '}
@@ -117,9 +112,9 @@ function ProfileItem({ profile, measurement }: { profile: Profile; measurement?:
 /** `llmgw ctl model target`: the replicas a throughput needs, asked with apply false, so nothing is stored. */
 async function TargetPreview({ ctx, path }: { ctx: PageContext; path: string }) {
   const given = ctx.query.tokens_per_sec;
+  const tokensPerSec = Number(given);
   let answer: SizingPlan | { problem: string } | undefined;
   if (given !== undefined) {
-    const tokensPerSec = Number(given);
     if (given.trim() === '' || !Number.isFinite(tokensPerSec) || tokensPerSec <= 0) {
       ctx.status(400);
       answer = { problem: `"${given}" is not a throughput: give tokens per second above 0` };
@@ -144,18 +139,23 @@ async function TargetPreview({ ctx, path }: { ctx: PageContext; path: string }) 
       {answer && 'problem' in answer ? <Problem sentence={answer.problem} /> : null}
       {answer && 'plan' in answer ? (
         <div class="plan">
-          <ul>
-            {answer.plan.map((step) => (
-              <li>
-                {step.replicas} of {step.profile}: {step.tokens_per_sec} tokens/s
-                {step.preempts?.length ? `, preempting ${step.preempts.join(', ')}` : ''}
-              </li>
+          {answer.plan.length === 0 ? (
+            <p class="steps">{NO_REPLICA_TO_ADD}</p>
+          ) : (
+            <ul class="steps">
+              {answer.plan.map((step) => (
+                <li>
+                  {step.replicas} of {step.profile}: {formatNumber(step.tokens_per_sec)} tokens/s
+                </li>
+              ))}
+            </ul>
+          )}
+          {/* The words of `llmgw ctl model target`, from the same function. */}
+          <ul class="outcome">
+            {sizingOutcome(answer, tokensPerSec).map((line) => (
+              <li>{line}</li>
             ))}
           </ul>
-          <p>
-            Reaches {answer.reaches_tokens_per_sec} tokens/s; {answer.fits ? 'it fits' : 'it does not fit'}
-            {answer.blocked_by.length > 0 ? `: ${answer.blocked_by.join('; ')}` : ''}.
-          </p>
         </div>
       ) : null}
     </section>

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemo } from '../../src/cli/demo.ts';
-import { formatAmount } from '../../src/policy/resources.ts';
+import { formatAmount, formatNumber } from '../../src/policy/resources.ts';
+import { sizingOutcome } from '../../src/policy/sizing-words.ts';
 import { recordNote } from '../../src/store/decisions.ts';
 import { cpuNode, FAST, gpuNode, ok } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
@@ -170,7 +171,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
       await page.goto(`${stack.url}/ui/models/chat`);
       await page.fill('input[name=tokens_per_sec]', '5000');
       await Promise.all([page.waitForURL(/tokens_per_sec=5000/), page.click('form[method=get] button')]);
-      assert.match(await textOf(page, 'main'), /Reaches \d+ tokens\/s/);
+      assert.match(await textOf(page, 'main'), /reaches [\d.]+ of 5000 tokens\/s: (fits|does not fit)/);
     } finally {
       await page.context().close();
     }
@@ -203,9 +204,13 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     const plan = await ok<any>(stack, 'POST', '/api/v1/models/chat/target', { tokens_per_sec: 5000 });
     await admin.fill('#tokens_per_sec', '5000');
     await Promise.all([admin.waitForURL(/tokens_per_sec=5000/), admin.click('.target button')]);
-    const shown = await textOf(admin, '.plan');
-    for (const step of plan.plan) assert.ok(shown.includes(`${step.replicas} of ${step.profile}`), shown);
-    assert.ok(shown.includes(`Reaches ${plan.reaches_tokens_per_sec} tokens/s`), shown);
+    // In the words and order of `llmgw ctl model target`, from the same function.
+    const steps = await admin.locator('.plan .steps li').allTextContents();
+    assert.deepEqual(
+      steps,
+      plan.plan.map((s: any) => `${s.replicas} of ${s.profile}: ${formatNumber(s.tokens_per_sec)} tokens/s`),
+    );
+    assert.deepEqual(await admin.locator('.plan .outcome li').allTextContents(), sizingOutcome(plan, 5000));
     await admin.screenshot({ path: join(SHOTS, 'model.png'), fullPage: true });
     const bad = await fetch(`${stack.url}/ui/models/chat?tokens_per_sec=fast`, {
       headers: { cookie: await sessionCookie(admin) },

@@ -1,28 +1,19 @@
+import type { SizingPlan } from '../../policy/sizing.ts';
+import { NO_REPLICA_TO_ADD, sizingOutcome } from '../../policy/sizing-words.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { type Decision, decisionsTable, modelPath } from './model-spec.ts';
 import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
 
-interface SizingPlan {
-  plan: { profile: string; replicas: number; tokens_per_sec: number; preempts?: string[] }[];
-  reaches_tokens_per_sec: number;
-  fits: boolean;
-  blocked_by: string[];
-}
-
 function planText(name: string, wanted: number, sizing: SizingPlan, applied: boolean): string {
   return [
     table(
       ['PROFILE', 'REPLICAS', 'TOKENS_PER_SEC'],
       sizing.plan.map((p) => [p.profile, p.replicas, num(p.tokens_per_sec)]),
-      'no replica to add',
+      NO_REPLICA_TO_ADD,
     ),
-    ...sizing.plan.flatMap((p) =>
-      p.preempts ? [`${p.profile} preempts ${p.preempts.join(', ')} (replicas of a lower claim)`] : [],
-    ),
-    `reaches ${num(sizing.reaches_tokens_per_sec)} of ${wanted} tokens/s: ${sizing.fits ? 'fits' : 'does not fit'}`,
-    ...sizing.blocked_by.map((why) => `blocked by: ${why}`),
+    ...sizingOutcome(sizing, wanted),
     applied
       ? `${wanted} tokens/s is now the target of ${name}`
       : 'nothing changed; --apply makes it the target',

@@ -3,22 +3,27 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Identity } from '../../../src/api/auth/permissions.ts';
 import type { Api } from '../../../src/console/api-client.ts';
+import { modelPage } from '../../../src/console/model-page.tsx';
 import { nodesPage } from '../../../src/console/nodes-page.tsx';
 import type { PageContext } from '../../../src/console/page-context.ts';
 import { type TreeNode, treePage } from '../../../src/console/tree-page.tsx';
 
 const viewer: Identity = { name: 'v', role: 'viewer', scope: null, models: null };
+const admin: Identity = { name: 'a', role: 'admin', scope: null, models: null };
 
-/** A page context whose API answers GET `path` with `answers[path]`. */
-function contextAnswering(answers: Record<string, unknown>): PageContext {
+/** A page context whose API answers GET (or POST) `path` with `answers[path]`, for `who` asking `query`. */
+function contextAnswering(
+  answers: Record<string, unknown>,
+  { who = viewer, query = {} }: { who?: Identity; query?: Record<string, string> } = {},
+): PageContext {
   const get = async (path: string) => {
-    if (!(path in answers)) throw new Error(`unexpected GET ${path}`);
+    if (!(path in answers)) throw new Error(`unexpected call of ${path}`);
     return answers[path];
   };
   return {
-    api: { get } as unknown as Api,
-    viewer: { who: viewer, described: 'viewer' },
-    query: {},
+    api: { get, post: get } as unknown as Api,
+    viewer: { who, described: who.role },
+    query,
     sql: undefined as never,
     now: Date.UTC(2026, 0, 1),
     status: () => {},
@@ -109,5 +114,69 @@ describe('the Nodes page', () => {
     assert.match(page, /6 GPUs allocated, 2 GPUs reserved, of 8 GPUs/);
     assert.equal(page.match(/href="\/ui\/models\/chat"/g)?.length, 1, 'a stopped replica is not on the node');
     assert.match(page, /cordoned/);
+  });
+});
+
+describe("a model's page", () => {
+  const model = {
+    name: 'chat',
+    owner: '',
+    owner_name: null,
+    priority: 0,
+    min_replicas: 1,
+    max_replicas: 4,
+    replicas: { ready: 2 },
+    in_flight: 10,
+    load_reported_at: null,
+    capacity_at_slo: 32,
+    status: 'ok',
+    last_decision: null,
+    freshness: null,
+    profiles: [{ name: 'vllm-h100', priority: 1, resources: { gpus: 1 } }],
+  };
+  const page = (plan: unknown) =>
+    modelPage(
+      contextAnswering(
+        {
+          '/api/v1/models/chat': model,
+          '/api/v1/models/chat/decisions?limit=50': [],
+          '/api/v1/replicas?model=chat': [],
+          '/api/v1/measurements?model=chat': [],
+          '/api/v1/models/chat/target': plan,
+        },
+        { who: admin, query: { tokens_per_sec: '5000' } },
+      ),
+      'chat',
+    ).then(html);
+
+  it("previews a plan in llmgw ctl model target's words: no replica to add, and what blocked on a line of its own", async () => {
+    const shown = await page({
+      plan: [],
+      reaches_tokens_per_sec: 6400,
+      fits: true,
+      blocked_by: ['no room for profile vllm-h100'],
+    });
+    assert.match(shown, /no replica to add/);
+    assert.match(shown, /<li>reaches 6400 of 5000 tokens\/s: fits<\/li>/);
+    assert.match(shown, /<li>blocked by: no room for profile vllm-h100<\/li>/);
+    assert.doesNotMatch(shown, /fits: no room/);
+  });
+
+  it('lists each step and what it preempts', async () => {
+    const shown = await page({
+      plan: [{ profile: 'vllm-h100', replicas: 2, tokens_per_sec: 1999.96, preempts: ['embed-1'] }],
+      reaches_tokens_per_sec: 2000,
+      fits: false,
+      blocked_by: [],
+    });
+    assert.match(shown, /<li>2 of vllm-h100: 1999.96 tokens\/s<\/li>/);
+    assert.match(shown, /vllm-h100 preempts embed-1 \(replicas of a lower claim\)/);
+    assert.match(shown, /reaches 2000 of 5000 tokens\/s: does not fit/);
+    assert.doesNotMatch(shown, /no replica to add/);
+  });
+
+  it('marks Models as the current page in the menu', async () => {
+    const shown = await page({ plan: [], reaches_tokens_per_sec: 0, fits: false, blocked_by: [] });
+    assert.match(shown, /<a href="\/ui\/models" aria-current="page">Models<\/a>/);
   });
 });
