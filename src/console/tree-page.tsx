@@ -85,20 +85,27 @@ function QuotaBar({ dimension: d, node }: { dimension: Dimension; node: TreeNode
     guarantee !== undefined ? `guarantee ${formatAmount(d, guarantee)}` : null,
     limit !== undefined ? `limit ${formatAmount(d, limit)}` : null,
   ].filter((w) => w !== null);
+  // With neither bound there is nothing to measure the holds against: a bar scaled to them alone
+  // would always look full.
+  const bounded = guarantee !== undefined || limit !== undefined;
   return (
     <div class="bar-row" data-dimension={d}>
-      <Meter
-        scale={scale}
-        label={words.join(', ')}
-        segments={[
-          { value: holds - borrowed, kind: 'held' },
-          { value: borrowed, kind: 'borrowed' },
-        ]}
-        marks={[
-          ...(guarantee !== undefined ? [{ value: guarantee, kind: 'guarantee' }] : []),
-          ...(limit !== undefined ? [{ value: limit, kind: 'limit' }] : []),
-        ]}
-      />
+      {bounded ? (
+        <Meter
+          scale={scale}
+          label={words.join(', ')}
+          segments={[
+            { value: holds - borrowed, kind: 'held' },
+            { value: borrowed, kind: 'borrowed' },
+          ]}
+          marks={[
+            ...(guarantee !== undefined ? [{ value: guarantee, kind: 'guarantee' }] : []),
+            ...(limit !== undefined ? [{ value: limit, kind: 'limit' }] : []),
+          ]}
+        />
+      ) : (
+        <span class="unbounded">no guarantee or limit</span>
+      )}
       <span class="figures">{words.join(' · ')}</span>
     </div>
   );

@@ -83,6 +83,23 @@ describe('the Tree page', () => {
   });
 });
 
+describe('the Tree page, a dimension without a quota', () => {
+  it('draws no bar, which would be full of its own holds, but says so beside the figures', async () => {
+    const page = await html(
+      await treePage(
+        contextAnswering({
+          '/api/v1/tree': [scope('ml', { limit: { cores: 64 } }, { gpus: 12, cores: 16, memory_gib: 0 })],
+        }),
+      ),
+    );
+    const row = (d: string) => page.match(new RegExp(`data-dimension="${d}".*?class="figures"`))?.[0] ?? '';
+    assert.doesNotMatch(row('gpus'), /class="meter"/);
+    assert.match(row('gpus'), /no guarantee or limit/);
+    assert.match(page, /holds 12 GPUs/);
+    assert.match(row('cores'), /class="meter".*width:25%/);
+  });
+});
+
 describe('the Nodes page', () => {
   it('lists on each node the replicas the API shows, and the figures of all', async () => {
     const node = {
