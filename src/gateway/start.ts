@@ -38,7 +38,7 @@ export async function startGateway(options: {
   const source = `${GATEWAY_SOURCE}${config.gateway.instance}`;
   const table = new RoutingTable(sql, log);
   const health = new ReplicaHealth();
-  const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy);
+  const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy, Date.now, log);
   const reporter = new LoadReporter(
     async (model, inFlight, waiting) => {
       const route = table.current(model);

@@ -2,7 +2,7 @@
 // reconciler. Not part of the workflow bundle.
 import type { Model } from '../domain/model.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
+import { type LoadStanding, type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
 import { buildView } from '../policy/view.ts';
 import type { Sql } from '../store/db.ts';
 import { putLoadReport, readLoad } from '../store/load.ts';
@@ -11,7 +11,7 @@ import { listReplicas } from '../store/replicas.ts';
 import type { Reconcilers } from './client.ts';
 
 /** At most this many signals a second per model from one process ("a few times a second"). */
-const MIN_SIGNAL_GAP_MS = 250;
+export const MIN_SIGNAL_GAP_MS = 250;
 /**
  * A report that signals nothing still makes sure the model's reconciler runs (started again if it was
  * terminated), at most once a second per model: one call to Temporal, which writes nothing when it runs.
@@ -32,7 +32,7 @@ export interface LoadReceipt {
  * gateway does not flood the workflow's history.
  */
 export class LoadSignals {
-  private readonly last = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
+  private readonly pacer: SignalPacer;
   /** When each model's reconciler was last signalled or made sure of. */
   private readonly ensured = new Map<string, number>();
 
@@ -41,7 +41,10 @@ export class LoadSignals {
     private readonly reconcilers: Reconcilers,
     private readonly settings: PolicySettings,
     private readonly now: () => number = Date.now,
-  ) {}
+    log: Pick<Console, 'warn'> = console,
+  ) {
+    this.pacer = new SignalPacer((model) => reconcilers.tell([model], 'loadChanged'), now, log);
+  }
 
   async report(model: Model, source: string, inFlight: number, waiting: number): Promise<LoadReceipt> {
     const { sql } = this;
@@ -70,17 +73,68 @@ export class LoadSignals {
     const standing = loadStanding(view, model);
     const { zone, capacity, inFlight: total } = standing;
 
-    const last = this.last.get(model.name);
-    const changed = wakesReconciler(last, standing);
-    const signalled = changed && (!last || at - last.at >= MIN_SIGNAL_GAP_MS);
+    const signalled = await this.pacer.weigh(model.name, standing);
     if (signalled) {
-      this.last.set(model.name, { zone, capacity, at });
       this.ensured.set(model.name, at);
-      await this.reconcilers.tell([model.name], 'loadChanged');
     } else if (at - (this.ensured.get(model.name) ?? Number.NEGATIVE_INFINITY) >= MIN_ENSURE_GAP_MS) {
       this.ensured.set(model.name, at);
       await this.reconcilers.ensure([model.name]);
     }
     return { model: model.name, in_flight: total, capacity_at_slo: capacity, zone, signalled };
+  }
+}
+
+/**
+ * When a model's reconciler is told that its load's standing changed: at once, unless it was told less
+ * than MIN_SIGNAL_GAP_MS ago; then once that gap has passed, with no further report needed (a gateway
+ * whose counts hold sends none), unless the standing went back to what the reconciler was last told.
+ */
+export class SignalPacer {
+  private readonly told = new Map<string, { zone: LoadZone; capacity: number; at: number }>();
+  /** A change each model's reconciler is told of once the gap has passed. */
+  private readonly held = new Map<string, { standing: LoadStanding; timer: NodeJS.Timeout }>();
+
+  constructor(
+    private readonly tell: (model: string) => Promise<void>,
+    private readonly now: () => number = Date.now,
+    private readonly log: Pick<Console, 'warn'> = console,
+  ) {}
+
+  /** Whether the reconciler was told at once (a held change is told later, not here). */
+  async weigh(model: string, standing: LoadStanding): Promise<boolean> {
+    const last = this.told.get(model);
+    if (!wakesReconciler(last, standing)) {
+      this.release(model);
+      return false;
+    }
+    const wait = last ? last.at + MIN_SIGNAL_GAP_MS - this.now() : 0;
+    if (wait <= 0) {
+      await this.signal(model, standing);
+      return true;
+    }
+    const held = this.held.get(model);
+    if (held) {
+      held.standing = standing;
+      return false;
+    }
+    const timer = setTimeout(() => {
+      this.signal(model, this.held.get(model)?.standing ?? standing).catch((error) =>
+        this.log.warn(`could not signal the reconciler of ${model} that its load changed: ${String(error)}`),
+      );
+    }, wait);
+    timer.unref();
+    this.held.set(model, { standing, timer });
+    return false;
+  }
+
+  private async signal(model: string, { zone, capacity }: LoadStanding) {
+    this.release(model);
+    this.told.set(model, { zone, capacity, at: this.now() });
+    await this.tell(model);
+  }
+
+  private release(model: string) {
+    clearTimeout(this.held.get(model)?.timer);
+    this.held.delete(model);
   }
 }
