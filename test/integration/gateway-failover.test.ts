@@ -1,8 +1,27 @@
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
+import { FAILURES_TO_EJECT } from '../../src/gateway/replica-health.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
+
+/** Registers a ready replica of `model` serving at `endpoint` (no worker: nothing replaces it). */
+async function readyReplica(stack: Stack, id: string, model: string, endpoint: string) {
+  await stack.sql`
+    insert into replicas (id, model, profile, node, resources, state, created_at, endpoint)
+    values (${id}, ${model}, 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
+      'ready', now(), ${endpoint})`;
+}
+
+/** A model of up to three replicas of one GPU, none placed by llmgw. */
+const putModel = (stack: Stack, name: string) =>
+  ok(stack, 'PUT', `/api/v1/models/${name}`, {
+    min_replicas: 0,
+    max_replicas: 3,
+    profiles: [gpuProfile('h100', 1)],
+  });
 
 /**
  * The gateway in front of three engines of this test's own, registered as ready replicas (no worker:
@@ -15,11 +34,7 @@ describe('the gateway when a replica dies mid-stream', () => {
 
   before(async () => {
     stack = await startStack({ gateway: true, nodes: [gpuNode('gpu-1', 8)] });
-    await ok(stack, 'PUT', '/api/v1/models/chat', {
-      min_replicas: 0,
-      max_replicas: 3,
-      profiles: [gpuProfile('h100', 1)],
-    });
+    await putModel(stack, 'chat');
     for (const id of ['chat-a', 'chat-b', 'chat-c']) {
       const engine = await startSimEngine({
         model: 'chat',
@@ -30,10 +45,7 @@ describe('the gateway when a replica dies mid-stream', () => {
         seed: 1,
       });
       engines.set(id, engine);
-      await stack.sql`
-        insert into replicas (id, model, profile, node, resources, state, created_at, endpoint)
-        values (${id}, 'chat', 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
-          'ready', now(), ${`${engine.url}/v1`})`;
+      await readyReplica(stack, id, 'chat', `${engine.url}/v1`);
     }
     key = await stack.token({ name: 'app', role: 'admin' });
   });
@@ -76,8 +88,8 @@ describe('the gateway when a replica dies mid-stream', () => {
     // The fewest-in-flight balance gave the dead replica about a third of them.
     assert.ok(count('error event') >= 10 && count('error event') <= 24, JSON.stringify(seen));
 
-    // The store still says chat-b is ready: the gateway tries it, fails over before the first byte, and
-    // after 3 failures in a row stops sending it anything.
+    // The store still says chat-b is ready, but each of its streams failed, more than 3 in a row: the
+    // gateway sends it nothing until a health probe passes, so the others answer every new request.
     const after = await Promise.all(Array.from({ length: 20 }, () => stream(3).then((r) => r.text())));
     assert.ok(
       after.every((text) => text.endsWith('data: [DONE]\n\n')),
@@ -129,5 +141,124 @@ describe('the gateway when a replica dies mid-stream', () => {
     assert.deepEqual([await running('chat-a'), await running('chat-c')], [0, 6]);
     controller.abort();
     await Promise.all(streams.map((answer) => answer.body?.cancel().catch(() => {})));
+  });
+});
+
+/**
+ * A replica of the test's own: answers `{"replica": id}` after `delayMs`, or 503 while `failing` (its
+ * GET /health too); `requests` counts the requests it was sent, `served` those it answered with 200.
+ */
+async function testReplica(id: string, delayMs = 0) {
+  const replica = {
+    endpoint: '',
+    requests: 0,
+    served: 0,
+    failing: false,
+    server: undefined as Server | undefined,
+  };
+  replica.server = createServer((req, res) => {
+    if (req.url === '/health') return void res.writeHead(replica.failing ? 503 : 200).end();
+    replica.requests++;
+    req.resume();
+    req.once('end', () =>
+      setTimeout(() => {
+        if (replica.failing) return void res.writeHead(503).end('{"error": "failing"}');
+        replica.served++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ replica: id }));
+      }, delayMs),
+    );
+  });
+  await new Promise<void>((resolve) => replica.server?.listen(0, '127.0.0.1', resolve));
+  replica.endpoint = `http://127.0.0.1:${(replica.server.address() as AddressInfo).port}/v1`;
+  return replica;
+}
+
+/** A port nothing listens on: connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('the gateway when a replica fails before answering', () => {
+  let stack: Stack;
+  let key: string;
+  const servers: Server[] = [];
+
+  before(async () => {
+    stack = await startStack({ gateway: true, nodes: [gpuNode('gpu-1', 8)] });
+    key = await stack.token({ name: 'app', role: 'admin' });
+  });
+  after(async () => {
+    await stack?.stop();
+    for (const server of servers) {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  /** A model whose replicas are these test replicas, once the gateway routes to all of them. */
+  async function modelOf(name: string, replicas: Record<string, string>) {
+    await putModel(stack, name);
+    for (const [id, endpoint] of Object.entries(replicas)) await readyReplica(stack, id, name, endpoint);
+    await eventually(`the gateway to route ${name} to its replicas`, async () => {
+      const listed = await fetch(`${stack.gatewayUrl}/v1/models`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const { data } = (await listed.json()) as { data: { id: string; ready_replicas: number }[] };
+      return data.find((m) => m.id === name)?.ready_replicas === Object.keys(replicas).length;
+    });
+  }
+
+  const call = async (model: string) => {
+    const answer = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    return { status: answer.status, body: await answer.json() };
+  };
+
+  it('a request to a replica that refuses connections is sent to another, and answered', async () => {
+    const good = await testReplica('pair-good', 300);
+    servers.push(good.server!);
+    await modelOf('pair', {
+      'pair-good': good.endpoint,
+      'pair-refusing': `http://127.0.0.1:${await closedPort()}/v1`,
+    });
+    // Two at once: whichever replica the first goes to, the second goes to the one with fewer in flight,
+    // so the refusing one is tried at least once, and fewer than 3 times (it stays routable).
+    const answers = await Promise.all([call('pair'), call('pair')]);
+    assert.deepEqual(answers, [
+      { status: 200, body: { replica: 'pair-good' } },
+      { status: 200, body: { replica: 'pair-good' } },
+    ]);
+    assert.equal(good.served, 2);
+  });
+
+  it(`a replica that failed ${FAILURES_TO_EJECT} times in a row gets no requests until its health probe passes, then gets them again`, async () => {
+    const flaky = await testReplica('flaky');
+    const steady = await testReplica('steady');
+    servers.push(flaky.server!, steady.server!);
+    await modelOf('eject', { flaky: flaky.endpoint, steady: steady.endpoint });
+    flaky.failing = true;
+    // One at a time: ties are broken at random, so about every other request goes to the flaky one.
+    for (let i = 0; i < 100 && flaky.requests < FAILURES_TO_EJECT; i++) await call('eject');
+    assert.equal(flaky.requests, FAILURES_TO_EJECT);
+    for (let i = 0; i < 10; i++)
+      assert.deepEqual(await call('eject'), { status: 200, body: { replica: 'steady' } });
+    assert.equal(flaky.requests, FAILURES_TO_EJECT, 'the ejected replica got no request');
+
+    flaky.failing = false; // its probe, every second, now passes
+    await eventually(
+      'the flaky replica to get requests again',
+      async () => {
+        await call('eject');
+        return flaky.served > 0;
+      },
+      5000,
+    );
   });
 });
