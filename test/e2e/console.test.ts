@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemo } from '../../src/cli/demo.ts';
-import { formatAmount, formatNumber } from '../../src/policy/resources.ts';
+import { pendingSentence } from '../../src/policy/explain.ts';
+import { formatAmount, formatNumber, formatResources } from '../../src/policy/resources.ts';
 import { sizingOutcome } from '../../src/policy/sizing-words.ts';
 import { recordNote } from '../../src/store/decisions.ts';
 import { cpuNode, FAST, gpuNode, ok } from '../support/cluster.ts';
@@ -99,20 +100,34 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     const tree = await ok<any[]>(stack, 'GET', '/api/v1/tree');
     await admin.goto(`${stack.url}/ui/tree`);
     const flat = (nodes: any[]): any[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
+    let borrowedShown = 0;
     for (const node of flat(tree)) {
       const item = `li.scope:has(> .scope-head [data-scope="${node.scope}"])`;
       const text = await textOf(admin, `${item} > .scope-head`);
       assert.match(text, new RegExp(node.name));
-      for (const bound of ['guarantee', 'limit'] as const) {
-        for (const d of DIMS) {
-          const value = node.quota?.[bound]?.[d];
-          if (value === undefined) continue;
-          const bar = await textOf(admin, `${item} > .bar-row[data-dimension=${d}] .figures`);
-          assert.match(bar, new RegExp(`${bound} ${formatAmount(d, value)}`));
-          assert.match(bar, new RegExp(`holds ${formatAmount(d, node.holds[d])}`));
-        }
+      // A bar for each dimension a quota sets or the scope holds, with or without a quota.
+      const { guarantee = {}, limit = {} } = node.quota ?? {};
+      const shown = DIMS.filter(
+        (d) => guarantee[d] !== undefined || limit[d] !== undefined || node.holds[d] > 0,
+      );
+      assert.deepEqual(
+        await admin.locator(`${item} > .bar-row`).evaluateAll((rows) => rows.map((r) => r.dataset.dimension)),
+        shown,
+        node.path,
+      );
+      for (const d of shown) {
+        const bar = await textOf(admin, `${item} > .bar-row[data-dimension=${d}] .figures`);
+        const expected = [
+          `holds ${formatAmount(d, node.holds[d])}`,
+          ...(node.borrowed[d] > 0 ? [`${formatAmount(d, node.borrowed[d])} borrowed`] : []),
+          ...(guarantee[d] !== undefined ? [`guarantee ${formatAmount(d, guarantee[d])}`] : []),
+          ...(limit[d] !== undefined ? [`limit ${formatAmount(d, limit[d])}`] : []),
+        ];
+        assert.equal(bar, expected.join(' · '), `${node.path} ${d}`);
+        if (node.borrowed[d] > 0) borrowedShown++;
       }
     }
+    assert.ok(borrowedShown > 0, 'code borrows beyond web, so some scope shows a borrowed share');
     assert.match(await textOf(admin, 'li.scope.at-limit .scope-head'), /web .*at its limit of 12 GPUs/);
     assert.match(
       await textOf(admin, 'li.scope.overcommitted .scope-head'),
@@ -120,6 +135,31 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     );
     await admin.screenshot({ path: join(SHOTS, 'tree.png'), fullPage: true });
   });
+
+  /**
+   * The model's sparkline draws its decisions of the hour (all of the stack's, younger than that) and
+   * now's figures: as many points as the API has decisions with figures, scaled to the highest figure,
+   * and ending at the load and capacity GET /api/v1/models gives.
+   */
+  async function sparklineAgrees(model: any) {
+    const decisions = await ok<any[]>(stack, 'GET', `/api/v1/models/${model.name}/decisions?limit=1000`);
+    const points = decisions
+      .filter((d) => d.inputs.capacity_at_slo !== undefined)
+      .map((d) => ({ in_flight: d.inputs.in_flight ?? 0, capacity: d.inputs.capacity_at_slo }));
+    points.push({ in_flight: model.in_flight ?? 0, capacity: model.capacity_at_slo });
+    const top = Math.max(1, ...points.map((p) => Math.max(p.in_flight, p.capacity)));
+    const svg = `tr[data-model="${model.name}"] svg.sparkline`;
+    assert.equal(
+      await admin.locator(svg).getAttribute('aria-label'),
+      `the last hour: ${points.length - 1} decisions, at most ${top} in flight or at SLO`,
+    );
+    // The sparkline is 120 by 28, drawn 2 from its top and bottom: its lines end at now's figures.
+    const y = (value: number) => (26 - (24 * value) / top).toFixed(1);
+    const end = async (line: string) =>
+      ((await admin.locator(`${svg} polyline.${line}`).getAttribute('points')) ?? '').split(' ').at(-1);
+    assert.equal(await end('load'), `120.0,${y(model.in_flight ?? 0)}`, model.name);
+    assert.equal(await end('capacity'), `120.0,${y(model.capacity_at_slo)}`, model.name);
+  }
 
   it('Models: replicas by state, load against capacity and the last decision, as GET /api/v1/models', async () => {
     await eventually('the Models page agreeing with the API', async () => {
@@ -134,8 +174,15 @@ describe('the web console, in headless Chromium, on the demo data', () => {
         assert.ok(row.includes(counts), `${model.name}: "${counts}" in "${row}"`);
         assert.ok(row.includes(`${model.in_flight} in flight of ${model.capacity_at_slo} at SLO`), row);
         assert.ok(row.includes(model.last_decision.reason), row);
+        const pending = model.last_decision.inputs.pending ?? [];
+        if (pending.length > 0) assert.ok(row.includes(`waiting: ${pendingSentence(pending)}`), row);
+        else assert.ok(!row.includes('waiting:'), row);
+        await sparklineAgrees(model);
       }
-      assert.equal(await admin.locator('tr[data-model] svg.sparkline').count(), models.length);
+      assert.ok(
+        models.some((m) => (m.last_decision.inputs.pending ?? []).length > 0),
+        "code waits at web's limit: a reason to show",
+      );
       // Each reconciler in the Temporal UI: its workflow ID, in the namespace the stack runs in.
       assert.equal(
         await admin.locator('tr[data-model="chat"] a.small').getAttribute('href'),
@@ -144,7 +191,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
       return true;
     });
     await admin.screenshot({ path: join(SHOTS, 'models.png'), fullPage: true });
-    // On a phone the page is one column and its table scrolls sideways.
+    // On a phone the table turns into cards of labelled lines: nothing scrolls sideways.
     const phone = await browser.newPage({
       viewport: { width: 390, height: 844 },
       storageState: await admin.context().storageState(),
@@ -193,9 +240,26 @@ describe('the web console, in headless Chromium, on the demo data', () => {
         const row = await textOf(admin, `tr[data-replica="${r.id}"]`);
         assert.ok(row.includes(r.node) && row.includes(r.profile), row);
         assert.ok(row.includes(r.protected ? 'protected' : 'borrowed'), row);
+        assert.ok(row.includes(formatResources(r.resources)), row);
+        assert.ok(row.includes(r.endpoint ?? 'none yet'), row);
       }
+      assert.ok(
+        active.some((r) => r.endpoint),
+        "chat's ready sim replicas serve: an endpoint to show",
+      );
       return true;
     });
+    // Each profile's measurement, as GET /api/v1/measurements gives it.
+    const measurements = await ok<any[]>(stack, 'GET', '/api/v1/measurements?model=chat');
+    assert.ok(measurements.length > 0, 'the demo measures chat');
+    for (const m of measurements) {
+      assert.ok(
+        (await textOf(admin, `.profiles li[data-profile="${m.profile}"]`)).includes(
+          `measured ${m.max_concurrency_at_slo} requests at SLO, ${m.throughput_tok_per_sec} tokens/s`,
+        ),
+        m.profile,
+      );
+    }
     // Measured tokens/s per GPU puts the H100 profile first (it has the higher priority too).
     assert.deepEqual(
       await admin.locator('.profiles li').evaluateAll((l) => l.map((e) => e.dataset.profile)),
@@ -266,6 +330,9 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     assert.equal(blocked.length, Math.max(1, expected.blocked_models.length));
     for (const [i, m] of expected.blocked_models.entries())
       assert.ok(blocked[i]!.startsWith(`${m.model}: ${m.why}`));
+    // Guaranteed 2 GPUs, team ml would have granted its projects 10.
+    assert.ok(expected.warnings.length > 0, 'the preview warns');
+    assert.deepEqual(await admin.locator('.preview .warnings li').allTextContents(), expected.warnings);
     await admin.screenshot({ path: join(SHOTS, 'quota-preview.png'), fullPage: true });
     assert.ok(expected.became_borrowed.length > 0, 'the preview has something to show');
     assert.deepEqual(await ok(stack, 'GET', '/api/v1/quotas/team:Acme%2Fml'), before, 'nothing saved');
@@ -281,6 +348,37 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     });
     assert.equal(missing.status, 400);
     assert.match(await missing.text(), /there is no team/);
+  });
+
+  it('signs out with its button, and refuses a sign-out posted from another site (CSRF)', async () => {
+    const page = await signedInPage(browser, stack.url, stack.adminToken);
+    try {
+      const cookie = await sessionCookie(page);
+      // Another site's page posting to /ui/sign-out with the browser's cookie: refused, still signed in.
+      const forged = await fetch(`${stack.url}/ui/sign-out`, {
+        method: 'POST',
+        headers: {
+          cookie,
+          origin: 'https://elsewhere.example',
+          'sec-fetch-site': 'cross-site',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        redirect: 'manual',
+      });
+      assert.equal(forged.status, 403);
+      assert.equal(forged.headers.get('set-cookie'), null);
+      assert.equal(
+        (await fetch(`${stack.url}/ui/models`, { headers: { cookie }, redirect: 'manual' })).status,
+        200,
+      );
+
+      await Promise.all([page.waitForURL(/\/ui\/sign-in$/), page.click('form.who button')]);
+      assert.deepEqual(await page.context().cookies(), []);
+      await page.goto(`${stack.url}/ui/models`);
+      assert.match(page.url(), /\/ui\/sign-in$/);
+    } finally {
+      await page.context().close();
+    }
   });
 
   it('a viewer bound to team Acme / ml sees no other team anywhere', async () => {

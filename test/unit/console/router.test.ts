@@ -41,6 +41,26 @@ describe('the console at /ui, before anyone signs in', () => {
     assert.match(await empty.text(), /give a token/);
   });
 
+  it('signs out from its own pages only: a sign-out posted from another site is refused (CSRF)', async () => {
+    const signOut = (origin: string) =>
+      app.request('http://localhost/ui/sign-out', {
+        method: 'POST',
+        body: new URLSearchParams(),
+        headers: {
+          origin,
+          cookie: 'llmgw_session=secret',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      });
+    const forged = await signOut('https://elsewhere.example');
+    assert.equal(forged.status, 403);
+    assert.equal(forged.headers.get('set-cookie'), null, 'the session is left alone');
+    const own = await signOut('http://localhost');
+    assert.equal(own.status, 303);
+    assert.equal(own.headers.get('location'), '/ui/sign-in');
+    assert.match(own.headers.get('set-cookie') ?? '', /^llmgw_session=; Max-Age=0; Path=\/ui/);
+  });
+
   it('serves its stylesheet and script itself, and the sign-in page loads nothing from elsewhere', async () => {
     for (const [file, type] of [
       ['console.css', 'text/css'],
