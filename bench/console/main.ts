@@ -89,15 +89,23 @@ const stack = await startStack();
 process.stderr.write(`seeding ${models} models, ${SCOPES} scopes, ${nodes} nodes ...\n`);
 await seed(stack.sql);
 
-// Signed in as a browser is: the session cookie the sign-in form sets.
-const signIn = await fetch(`${stack.url}/ui/sign-in`, {
-  method: 'POST',
-  body: new URLSearchParams({ token: stack.adminToken }),
-  headers: { origin: stack.url },
-  redirect: 'manual',
-});
-const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
-if (signIn.status !== 303 || !cookie) throw new Error(`sign-in answered ${signIn.status}`);
+/** Signed in as a browser is: the session cookie the sign-in form sets for `token`. */
+async function sessionCookie(token: string) {
+  const signIn = await fetch(`${stack.url}/ui/sign-in`, {
+    method: 'POST',
+    body: new URLSearchParams({ token }),
+    headers: { origin: stack.url },
+    redirect: 'manual',
+  });
+  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+  if (signIn.status !== 303 || !cookie) throw new Error(`sign-in answered ${signIn.status}`);
+  return cookie;
+}
+const cookie = await sessionCookie(stack.adminToken);
+// A team's viewer sees a seventh of the models: what its Models page costs beside the admin's.
+const teamCookie = await sessionCookie(
+  await stack.token({ name: 'bench-team-viewer', role: 'viewer', scope: 'team:Bench/team-3' }),
+);
 
 const PAGES = {
   tree: '/ui/tree',
@@ -105,13 +113,14 @@ const PAGES = {
   model: '/ui/models/m-7',
   nodes: '/ui/nodes',
   quota_preview: '/ui/quota-preview?scope=team%3At-3&guarantee_gpus=4&limit_gpus=40',
+  models_team: '/ui/models',
 };
 /** What the API alone takes for the reads of the two heaviest pages: the floor beneath them. */
 const API_READS = { api_tree: '/api/v1/tree', api_models: '/api/v1/models' };
 const timings: Record<string, number[]> = {};
 for (const [page, path] of Object.entries({ ...PAGES, ...API_READS })) {
   const headers: Record<string, string> = path.startsWith('/ui')
-    ? { cookie }
+    ? { cookie: page === 'models_team' ? teamCookie : cookie }
     : { authorization: `Bearer ${stack.adminToken}` };
   const once = async () => {
     const started = performance.now();

@@ -9,11 +9,14 @@ const HOUR_MS = 3600_000;
 
 /** Every model the token sees: replicas by state, load against capacity, its last hour, its last decision. */
 export async function modelsPage(ctx: PageContext) {
-  // Read beside the API's answer; only the models it shows are drawn, so the history adds figures, never names.
-  const [models, history] = await Promise.all([
-    ctx.api.get<ModelSummary[]>('/api/v1/models'),
-    loadHistory(ctx.sql, ctx.now - HOUR_MS),
-  ]);
+  const models = await ctx.api.get<ModelSummary[]>('/api/v1/models');
+  // Only for the models the API shows this token: the history adds figures, never names, and a
+  // team's viewer does not pay for reading every model's hour.
+  const history = await loadHistory(
+    ctx.sql,
+    ctx.now - HOUR_MS,
+    models.map((m) => m.name),
+  );
   return (
     <Page title="Models" viewer={ctx.viewer} path="/ui/models" live>
       {models.length === 0 ? (

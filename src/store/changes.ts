@@ -88,10 +88,16 @@ export interface LoadPoint {
 }
 
 /**
- * The figures of every model's passes since `sinceMs`, oldest first (notes carry none), starting with
+ * The figures of the passes of `models` since `sinceMs`, oldest first (notes carry none), starting with
  * the figures that held at `sinceMs`: those of the last pass before it, moved to `sinceMs`.
  */
-export async function loadHistory(sql: Sql, sinceMs: number): Promise<Map<string, LoadPoint[]>> {
+export async function loadHistory(
+  sql: Sql,
+  sinceMs: number,
+  models: string[],
+): Promise<Map<string, LoadPoint[]>> {
+  const history = new Map<string, LoadPoint[]>();
+  if (models.length === 0) return history;
   const since = new Date(sinceMs);
   // Times as epoch milliseconds, as the sparkline draws them.
   const rows = await sql<{ model: string; at: number; in_flight: number | null; capacity: number | null }[]>`
@@ -103,8 +109,7 @@ export async function loadHistory(sql: Sql, sinceMs: number): Promise<Map<string
       union all
       (select id, at, inputs from decisions
        where model = m.name and at >= ${since} and inputs ? 'capacity_at_slo')
-    ) p order by m.name, p.id`;
-  const history = new Map<string, LoadPoint[]>();
+    ) p where m.name in ${sql(models)} order by m.name, p.id`;
   for (const row of rows) {
     const point = {
       at: Math.max(row.at, sinceMs),

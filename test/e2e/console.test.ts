@@ -6,6 +6,7 @@ import { seedDemo } from '../../src/cli/demo.ts';
 import { pendingSentence } from '../../src/policy/explain.ts';
 import { formatAmount, formatNumber, formatResources } from '../../src/policy/resources.ts';
 import { sizingOutcome } from '../../src/policy/sizing-words.ts';
+import { loadHistory } from '../../src/store/changes.ts';
 import { recordNote } from '../../src/store/decisions.ts';
 import { cpuNode, FAST, gpuNode, ok } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
@@ -204,6 +205,13 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     );
     await phone.screenshot({ path: join(SHOTS, 'models-phone.png'), fullPage: true });
     await phone.close();
+  });
+
+  it("reads the last hour of the models the page shows only, not every model's", async () => {
+    // What the Models page asks the store for a viewer who sees chat alone; code and embed have hours too.
+    const hour = await loadHistory(stack.sql, Date.now() - 3600_000, ['chat']);
+    assert.deepEqual([...hour.keys()], ['chat']);
+    assert.deepEqual([...(await loadHistory(stack.sql, Date.now() - 3600_000, [])).keys()], []);
   });
 
   it('works with JavaScript off: sign-in, pages and the read-only preview form are plain HTML', async () => {
