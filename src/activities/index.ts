@@ -6,9 +6,9 @@ import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
-import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
+import { looksAgainAfter } from '../policy/burst.ts';
 import { refusedDecision } from '../policy/decide.ts';
-import { resyncAfter } from '../policy/resync.ts';
+import { decidePass } from '../policy/pass.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { sharedReading } from '../shared-reading.ts';
 import type { Sql } from '../store/db.ts';
@@ -120,10 +120,12 @@ export function createActivities(deps: ActivityDeps) {
         const model = view.models.get(input.model);
         if (!model) return { exists: false as const };
         const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
-        const [decision, ...alsoPlace] = decideBurst(view, model.name, {
-          ...input.memory,
-          backedOffUntil: backoff,
-        });
+        const { decision, alsoPlace, startable, resyncMs } = decidePass(
+          view,
+          model.name,
+          { ...input.memory, backedOffUntil: backoff },
+          config.resyncMs,
+        );
         const seconds = (performance.now() - started) / 1000;
         for (const planned of [decision, ...alsoPlace]) deps.onDecision?.(planned, seconds);
         return {
@@ -133,12 +135,9 @@ export function createActivities(deps: ActivityDeps) {
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
           ...(alsoPlace.length > 0 && { alsoPlace }),
-          startable: view
-            .replicasOfModel(model.name)
-            .filter((r) => r.state === 'pending')
-            .map((r) => r.id),
+          startable,
           backedOffUntil: backoff,
-          resyncMs: resyncAfter(view, decision, config.resyncMs),
+          resyncMs,
         };
       });
     },

@@ -1,4 +1,5 @@
 import type { ClusterNode, Replica } from './cluster.ts';
+import type { Decision } from './decision.ts';
 import type { Load, Measurement, Model } from './model.ts';
 import type { Quota } from './quota.ts';
 import type { Scope } from './scope.ts';
@@ -50,3 +51,16 @@ export interface ModelMemory {
 }
 
 export const EMPTY_MEMORY: ModelMemory = { scaleDownSince: null, backedOffUntil: {} };
+
+/**
+ * The memory a reconciler carries to its next pass: the decision's (its scale-down window) over what it
+ * had, with the profiles' backoff as the pass read it. The workflow and policy/pass.ts (the simulator's
+ * pass) carry it with this one function.
+ */
+export function memoryAfter(
+  memory: ModelMemory,
+  decided: Decision['memory'],
+  backedOffUntil: ModelMemory['backedOffUntil'],
+): ModelMemory {
+  return { ...memory, ...decided, backedOffUntil };
+}

@@ -138,18 +138,22 @@ function preemptionRefusal(
  * Why a reserved replica may not start yet, or null. What runs on its node (starting, ready, draining)
  * and what was reserved there before it, with it, must fit the node: a replica reserved by a reclaim
  * waits until its victims have stopped, and two reservations never start into the same room. A
- * replica of a model for which `preemptedDraining` replicas still drain waits for them too: they may
- * hold the room of a limit rather than of this node.
- * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave).
+ * replica of a model for which replicas preempted for it still drain waits for them too: they may hold
+ * the room of a limit rather than of this node.
+ * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave);
+ * `others`, replicas of any node, among which those draining for the model are counted (the store
+ * reads only those; the simulator gives all it has).
  */
 export function startRefusal(
   node: ClusterNode,
   onNode: readonly Replica[],
   replicaId: string,
-  preemptedDraining = 0,
+  others: readonly Replica[] = [],
 ): string | null {
   const at = onNode.findIndex((r) => r.id === replicaId);
   if (at < 0) return `replica ${replicaId} holds no room on node ${node.name}`;
+  const model = onNode[at].model;
+  const preemptedDraining = others.filter((r) => r.state === 'draining' && r.preempted_for === model).length;
   if (preemptedDraining > 0) {
     return `${replicas(preemptedDraining)} preempted for ${onNode[at].model} still drain`;
   }

@@ -1,10 +1,9 @@
-import type { Decision } from '../domain/decision.ts';
 import { EMPTY_MEMORY, type ModelMemory, type Snapshot } from '../domain/snapshot.ts';
 import { refreshEvery } from '../gateway/load-reporter.ts';
-import { decideBurst, looksAgainAfter } from '../policy/burst.ts';
+import { looksAgainAfter } from '../policy/burst.ts';
 import { type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
+import { decidePass, type PassDecisions } from '../policy/pass.ts';
 import { startRefusal } from '../policy/reservation.ts';
-import { resyncAfter } from '../policy/resync.ts';
 import { buildView, type View } from '../policy/view.ts';
 import type { Controller, World } from './world.ts';
 import { snapshotOf } from './world.ts';
@@ -12,27 +11,44 @@ import { snapshotOf } from './world.ts';
 /** The most passes a reconciler makes at one tick when each asks to look again (reclaims, full bursts). */
 const MAX_PASSES_PER_TICK = 8;
 
-interface Reconciler {
+/** What a reconciler carries from pass to pass, as the workflow does. */
+export interface Carried {
   memory: ModelMemory;
+  /** When it looks again untold. */
+  resyncAt: number;
+}
+
+interface Reconciler extends Carried {
   /** The zone and capacity of the last load signal (reconcilers/load-signals.ts). */
   signalled?: { zone: LoadZone; capacity: number };
-  resyncAt: number;
   dirty: boolean;
 }
 
-/** A pass's decisions as they were applied: what a test compares with decideModel's answers. */
+/** A pass as it was planned: the view's snapshot, the memory it began with and what it decided. */
 export interface RecordedPass {
   model: string;
   snapshot: Snapshot;
   memory: ModelMemory;
-  decisions: Decision[];
+  plan: PassDecisions;
 }
 
 /**
- * llmgw's reconcilers on the simulated clock. The rules are the policy core's own (decideBurst,
- * loadZone, startRefusal, resyncAfter); this file only does what the workflow and activities do with
- * them: the gateway's load reports, the wake-ups (a load signal, a replica ready or stopped, a reclaim,
- * the resync), reserving and starting, draining victims and removed replicas.
+ * A simulated pass's plan on the view (policy/pass.ts, as the planPass activity answers it), and what the
+ * reconciler carries from it to the next pass: the memory, and the resync.
+ */
+export function planPass(view: View, model: string, carried: Carried, resyncMs: number): PassDecisions {
+  const plan = decidePass(view, model, carried.memory, resyncMs);
+  carried.memory = plan.memory;
+  carried.resyncAt = view.now + plan.resyncMs;
+  return plan;
+}
+
+/**
+ * llmgw's reconcilers on the simulated clock. The rules are the policy core's own (decidePass, as the
+ * planPass activity runs it; loadZone, startRefusal, looksAgainAfter); this file only does what the
+ * workflow and activities do with them: the gateway's load reports, the wake-ups (a load signal, a
+ * replica ready or stopped, a reclaim, the resync), reserving and starting, draining victims and
+ * removed replicas.
  */
 export function llmgwController(options: { record?: RecordedPass[] } = {}): Controller {
   const reconcilers = new Map<string, Reconciler>();
@@ -67,39 +83,42 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     return true;
   }
 
-  /** Starts the model's reserved replicas that their node admits (activities startReplica). */
-  function startAdmitted(world: World, model: string) {
-    for (const replica of world.cluster.of(model).filter((r) => r.state === 'pending')) {
+  /** Starts each of these reserved replicas that its node admits (activities startReplica). */
+  function startAdmitted(world: World, replicaIds: readonly string[]) {
+    for (const id of replicaIds) {
+      const replica = world.cluster.replicas.find((r) => r.id === id && r.state === 'pending');
+      if (!replica) continue;
       const onNode = world.cluster.replicas.filter((r) => r.node === replica.node);
-      const draining = world.cluster.replicas.filter(
-        (r) => r.state === 'draining' && r.preempted_for === model,
-      ).length;
       const node = world.cluster.nodes.find((n) => n.name === replica.node)!;
-      if (startRefusal(node, onNode, replica.id, draining) === null) world.cluster.start(replica, world.now);
+      if (startRefusal(node, onNode, id, world.cluster.replicas) === null)
+        world.cluster.start(replica, world.now);
     }
   }
 
-  /** One pass: plan on the state as it is, then reserve, start, drain; true when it looks again at once. */
+  /**
+   * One pass as the workflow runs it: plan on the state as it is, start what was reserved, then reserve
+   * and start, reclaim or drain; true when it looks again at once.
+   */
   function pass(world: World, model: string, state: Reconciler, wake: Set<string>): boolean {
-    startAdmitted(world, model);
     const view = buildView(snapshotOf(world, { ...load }));
-    const burst = decideBurst(view, model, state.memory);
-    options.record?.push({ model, snapshot: view.snapshot, memory: state.memory, decisions: burst });
-    const [first] = burst;
-    state.memory = { ...state.memory, ...first.memory };
-    state.resyncAt = world.now + resyncAfter(view, first, world.scenario.resyncMs);
-    if (first.action === 'remove') world.cluster.drain(first.replica!, world.now);
-    if (first.action === 'none' || first.action === 'remove') return false;
+    const memory = state.memory;
+    const plan = planPass(view, model, state, world.scenario.resyncMs);
+    options.record?.push({ model, snapshot: view.snapshot, memory, plan });
+    startAdmitted(world, plan.startable);
+    const { decision } = plan;
+    if (decision.action === 'remove') world.cluster.drain(decision.replica!, world.now);
+    if (decision.action === 'none' || decision.action === 'remove') return false;
     const spec = view.models.get(model)!;
-    for (const victim of first.victims ?? []) {
-      world.cluster.drain(victim.replica, world.now, first.action === 'preempt' ? model : null);
+    for (const victim of decision.victims ?? []) {
+      world.cluster.drain(victim.replica, world.now, decision.action === 'preempt' ? model : null);
       wake.add(victim.model);
     }
-    for (const decision of burst) {
-      const profile = spec.profiles.find((p) => p.name === decision.profile)!;
-      world.cluster.add(model, profile, decision.node!, world.now, false);
-    }
-    startAdmitted(world, model);
+    const burst = [decision, ...plan.alsoPlace];
+    const reserved = burst.map((planned) => {
+      const profile = spec.profiles.find((p) => p.name === planned.profile)!;
+      return world.cluster.add(model, profile, planned.node!, world.now, false).id;
+    });
+    startAdmitted(world, reserved);
     return looksAgainAfter(burst);
   }
 

@@ -21,6 +21,8 @@ export interface ReplicaFilter {
   model?: string;
   node?: string;
   state?: ReplicaState;
+  /** Only replicas drained for a preemption by this model (policy/reservation.ts startRefusal). */
+  preemptedFor?: string;
   /** Only replicas that hold room (not stopped, not failed). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
@@ -34,6 +36,7 @@ export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
+      ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
       ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);

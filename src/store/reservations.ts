@@ -162,9 +162,9 @@ export async function admitStart(sql: Sql, replicaId: string): Promise<Admission
     if (replica.state !== 'pending')
       return { admitted: false, why: `replica ${replicaId} is ${replica.state}` };
     const onNode = await listReplicas(tx, { node: node.name, activeOnly: true, inReservationOrder: true });
-    const [{ draining }] = await tx<{ draining: number }[]>`
-      select count(*)::int as draining from replicas where state = 'draining' and preempted_for = ${replica.model}`;
-    const why = startRefusal(node, onNode, replicaId, draining);
+    // The replicas draining for the model, read through their index (migration 008): startRefusal counts them.
+    const drainingFor = await listReplicas(tx, { state: 'draining', preemptedFor: replica.model });
+    const why = startRefusal(node, onNode, replicaId, drainingFor);
     if (why) return { admitted: false, why };
     await transition(tx, replicaId, ['pending'], 'starting');
     return { admitted: true, replica: { ...replica, state: 'starting' } };

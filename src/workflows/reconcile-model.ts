@@ -16,7 +16,7 @@ import {
 import type { Activities, Reserved } from '../activities/types.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { modelStatus } from '../domain/model-status.ts';
-import { EMPTY_MEMORY, type ModelMemory } from '../domain/snapshot.ts';
+import { EMPTY_MEMORY, type ModelMemory, memoryAfter } from '../domain/snapshot.ts';
 import {
   deletedSignal,
   type ReconcilerView,
@@ -202,7 +202,7 @@ async function pass(
   for (const replicaId of plan.startable) await steps.startReplica({ replicaId });
 
   let decision: Decision = plan.decision;
-  state.memory = { ...state.memory, ...decision.memory, backedOffUntil: plan.backedOffUntil };
+  state.memory = memoryAfter(state.memory, decision.memory, plan.backedOffUntil);
   let replica: string | undefined;
   let also: Reserved[] = [];
   let refused = false;

@@ -160,6 +160,20 @@ describe('a reserved replica starts when what runs and what was reserved before 
     });
   }
 
+  it('a reserved replica waits while replicas preempted for its model drain, wherever they are', () => {
+    const elsewhere = (preempted_for: string, state: ReplicaState = 'draining') => ({
+      ...replica('v', { model: 'w', profile: profile('x1', gpus(1)), node: 'g2' }, { state }),
+      preempted_for,
+    });
+    const onNode = [on('a', 'pending')];
+    assert.match(
+      startRefusal(g1, onNode, 'a', [elsewhere('m')]) ?? '',
+      /1 replica preempted for m still drain/,
+    );
+    assert.equal(startRefusal(g1, onNode, 'a', [elsewhere('other')]), null, 'preempted for another model');
+    assert.equal(startRefusal(g1, onNode, 'a', [elsewhere('m', 'stopped')]), null, 'stopped');
+  });
+
   it('a reserved reclaim waits while its victims drain, and starts once they stopped', () => {
     const s = full();
     const reserved = apply(s, decided(s));
