@@ -1,8 +1,88 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { llmgwController, type RecordedPass } from '../../../src/simulate/llmgw.ts';
+import type { Replica } from '../../../src/domain/cluster.ts';
+import type { Decision } from '../../../src/domain/decision.ts';
+import { EMPTY_MEMORY, type ModelMemory, type Snapshot } from '../../../src/domain/snapshot.ts';
+import { buildView } from '../../../src/policy/view.ts';
+import { type Carried, llmgwController, planPass, type RecordedPass } from '../../../src/simulate/llmgw.ts';
 import { simulate } from '../../../src/simulate/run.ts';
 import { FROM, gpuModel, held, loadOf, scene } from './scene.ts';
+
+/**
+ * Passes of the reconciler's real path, recorded by `npm run record-passes` (scripts/record-passes.ts):
+ * the planPass activity on a real Postgres, the state it planned on, the memory the workflow gave it and
+ * carried on from its answer. A pass without replicas saw those of the pass before.
+ */
+interface Recorded extends Omit<Snapshot, 'now' | 'replicas' | 'load'> {
+  resyncMs: number;
+  passes: {
+    model: string;
+    now: number;
+    replicas?: Replica[];
+    load: Snapshot['load'];
+    memory: ModelMemory;
+    planned: { decision: Decision; alsoPlace: Decision[]; startable: string[]; resyncMs: number };
+    memoryAfter: ModelMemory;
+  }[];
+}
+const fixture = join(import.meta.dirname, '..', '..', 'fixtures', 'simulate', 'planned-passes.json');
+const RERECORD = 'if the policy changed what a pass decides on purpose, record again: npm run record-passes';
+
+/** As the activity's answer comes to the workflow: JSON, without undefined fields. */
+const asSent = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+describe("llmgw's simulated passes, on the states the reconciler's real path planned on", () => {
+  const { resyncMs, passes, ...fixed } = JSON.parse(readFileSync(fixture, 'utf8')) as Recorded;
+
+  it('decide, carry the memory and resync as the planPass activity and the workflow did, pass after pass', () => {
+    // Each simulated reconciler carries its own memory from pass to pass, from the first one on.
+    const carried = new Map<string, Carried>();
+    let replicas: Replica[] = [];
+    for (const [i, recorded] of passes.entries()) {
+      const at = `pass ${i} (${recorded.model} at ${recorded.now})`;
+      replicas = recorded.replicas ?? replicas;
+      const state = carried.get(recorded.model) ?? { memory: EMPTY_MEMORY, resyncAt: 0 };
+      carried.set(recorded.model, state);
+      assert.deepEqual(state.memory, recorded.memory, `${at}: the memory it begins with`);
+      const view = buildView({ ...fixed, now: recorded.now, replicas, load: recorded.load });
+      const plan = planPass(view, recorded.model, state, resyncMs);
+      const { decision, alsoPlace, startable } = plan;
+      assert.deepEqual(
+        asSent({ decision, alsoPlace, startable, resyncMs: plan.resyncMs }),
+        recorded.planned,
+        `${at}: ${RERECORD}`,
+      );
+      assert.deepEqual(state.memory, recorded.memoryAfter, `${at}: the memory it carries on`);
+      assert.equal(state.resyncAt, recorded.now + recorded.planned.resyncMs, `${at}: its resync`);
+    }
+  });
+
+  it('reach every kind of pass the comparison is about', () => {
+    const planned = passes.map((p) => p.planned);
+    const actions = new Set(planned.map((p) => p.decision.action));
+    for (const action of ['place', 'reclaim', 'remove', 'none'])
+      assert.ok(actions.has(action as never), action);
+    assert.ok(
+      planned.some((p) => p.alsoPlace.length > 0),
+      'a burst',
+    );
+    assert.ok(
+      planned.some((p) => p.startable.length > 0),
+      'reserved replicas to start',
+    );
+    assert.ok(
+      planned.some((p) => p.decision.pending?.some((why) => why.code === 'no_room')),
+      'no room',
+    );
+    assert.ok(new Set(planned.map((p) => p.resyncMs)).size > 1, 'a longer resync at rest');
+    assert.ok(
+      passes.some((p) => p.memoryAfter.scaleDownSince !== null),
+      'a scale-down window carried',
+    );
+  });
+});
 
 describe("llmgw's simulated decisions", () => {
   // chat rises to 40 in flight and falls back; code bursts while chat is high, on a node of 6 GPUs.
