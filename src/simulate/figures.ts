@@ -13,6 +13,8 @@ export interface PolicyFigures {
   started: number;
   /** The most requests waiting for a slot at any tick. */
   largestShortfall: number;
+  /** Its replicas that another model took: reclaimed for a guarantee or preempted (llmgw alone does). */
+  takenAway: number;
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -42,6 +44,7 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
       gpuHours: (run.cluster.gpuMs.get(model) ?? 0) / 3_600_000,
       started: run.cluster.starts.filter((s) => s.model === model).length,
       largestShortfall: shortfall,
+      takenAway: run.cluster.drains.filter((d) => d.model === model && d.takenBy !== undefined).length,
     };
   });
 }

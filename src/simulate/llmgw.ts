@@ -110,7 +110,10 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     if (decision.action === 'none' || decision.action === 'remove') return false;
     const spec = view.models.get(model)!;
     for (const victim of decision.victims ?? []) {
-      world.cluster.drain(victim.replica, world.now, decision.action === 'preempt' ? model : null);
+      world.cluster.drain(victim.replica, world.now, {
+        for: model,
+        by: decision.action === 'preempt' ? 'preempt' : 'reclaim',
+      });
       wake.add(victim.model);
     }
     const burst = [decision, ...plan.alsoPlace];

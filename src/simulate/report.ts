@@ -5,7 +5,17 @@ const seconds = (ms: number) => (ms / 1000).toFixed(2);
 
 /** The figures as a table for people, one row per policy and model. */
 export function figuresTable(figures: readonly PolicyFigures[]): string {
-  const header = ['policy', 'model', 'covered', 'p50 wait s', 'p99 wait s', 'GPU-h', 'started', 'max short'];
+  const header = [
+    'policy',
+    'model',
+    'covered',
+    'p50 wait s',
+    'p99 wait s',
+    'GPU-h',
+    'started',
+    'max short',
+    'taken away',
+  ];
   const rows = figures.map((f) => [
     f.policy,
     f.model,
@@ -15,6 +25,7 @@ export function figuresTable(figures: readonly PolicyFigures[]): string {
     f.gpuHours.toFixed(2),
     String(f.started),
     String(f.largestShortfall),
+    String(f.takenAway),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ')).join('\n');
@@ -52,6 +63,7 @@ export function resultPairs(scenario: string, figures: readonly PolicyFigures[])
         [`${key}.p99_ms`, String(Math.round(f.p99WaitMs))],
         [`${key}.gpu_h`, f.gpuHours.toFixed(2)],
         [`${key}.started`, String(f.started)],
+        [`${key}.taken_away`, String(f.takenAway)],
       ];
     }),
   );

@@ -1,6 +1,12 @@
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Profile } from '../domain/model.ts';
 
+/** Why a replica drains when another model takes its room: reclaimed for a guarantee, or preempted. */
+export interface Taking {
+  for: string;
+  by: 'reclaim' | 'preempt';
+}
+
 /**
  * The replicas on the simulated cluster and their lifecycle, as the sim driver runs it: a started
  * replica is ready `startDelayMs` later (model load time), a draining one stops `drainGraceMs` after
@@ -13,8 +19,8 @@ export class SimCluster {
   readonly gpuMs = new Map<string, number>();
   /** Every replica start (churn), in order. */
   starts: { model: string; at: number }[] = [];
-  /** Every drain of a replica that had started (scale-down, reclaim, preemption), in order. */
-  readonly drains: { model: string; at: number }[] = [];
+  /** Every drain of a replica that had started, in order; `takenBy` for a reclaim's or a preemption's victim. */
+  readonly drains: { model: string; at: number; takenBy?: Taking['by'] }[] = [];
   private readonly since = new Map<string, number>();
   private serial = 0;
 
@@ -45,8 +51,8 @@ export class SimCluster {
     this.starts.push({ model: replica.model, at: now });
   }
 
-  /** Drains a replica; one still pending never ran, so it stops at once. */
-  drain(id: string, now: number, preemptedFor: string | null = null): void {
+  /** Drains a replica (for another model, when `taking` says so); one still pending never ran, so it stops at once. */
+  drain(id: string, now: number, taking?: Taking): void {
     const replica = this.replicas.find((r) => r.id === id);
     if (!replica || replica.state === 'draining') return;
     if (replica.state === 'pending') {
@@ -54,8 +60,9 @@ export class SimCluster {
       return;
     }
     replica.state = 'draining';
-    replica.preempted_for = preemptedFor;
-    this.drains.push({ model: replica.model, at: now });
+    // As the store does: the model a preemption's victim drains for is woken when it stops.
+    replica.preempted_for = taking?.by === 'preempt' ? taking.for : null;
+    this.drains.push({ model: replica.model, at: now, takenBy: taking?.by });
     this.since.set(replica.id, now);
   }
 

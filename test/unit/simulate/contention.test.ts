@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runPolicies } from '../../../src/simulate/experiment.ts';
+import { DEFAULT_SCENARIOS } from '../../../src/cli/simulate.ts';
+import { loadTraces, runPolicies } from '../../../src/simulate/experiment.ts';
+import { figuresOf } from '../../../src/simulate/figures.ts';
 import type { RunResult } from '../../../src/simulate/run.ts';
+import { readScenario } from '../../../src/simulate/scenario.ts';
 import { FROM, gpuModel, held, loadOf, scene } from './scene.ts';
 
 describe('contention: a guaranteed team whose load rises while another borrows the room', () => {
@@ -53,6 +56,36 @@ describe('contention: a guaranteed team whose load rises while another borrows t
     for (const policy of ['hpa-keda', 'ray-serve-c', 'llm-d-wva']) {
       assert.equal(shortTicks(run(policy), FROM + 291_000), 609, policy);
       assert.equal(run(policy).cluster.of('code').length, 3, policy);
+    }
+  });
+});
+
+describe("the bench's contention hour (the Azure trace, chat's users arriving at minute 12)", () => {
+  const scenario = readScenario(DEFAULT_SCENARIOS[1]);
+  const load = loadTraces(scenario);
+  const { runs } = runPolicies(scenario, load);
+  const arrival = load.from + scenario.idleFirstMs.get('chat')!;
+  const run = (policy: string) => runs.find((r) => r.policy === policy)!;
+  /** Seconds from `at` on at which requests of chat wait for a slot. */
+  const waitingTicks = (r: RunResult, at: number) =>
+    r.series
+      .get('chat')!
+      .waiting.slice((at - r.from) / r.tickMs)
+      .filter((waiting) => waiting > 0).length;
+  const takenAway = (r: RunResult, model: string) => figuresOf(r).find((f) => f.model === model)!.takenAway;
+
+  it("llmgw reclaims code's borrowed replicas for chat, and nothing of chat's waits 5 minutes after it arrived", () => {
+    const reclaims = run('llmgw').cluster.drains.filter((d) => d.model === 'code' && d.takenBy !== undefined);
+    assert.ok(reclaims.length > 0, 'code lost replicas to chat');
+    assert.deepEqual([...new Set(reclaims.map((d) => d.takenBy))], ['reclaim']);
+    assert.ok(reclaims[0].at >= arrival, 'none before chat had load');
+    assert.equal(waitingTicks(run('llmgw'), arrival + 300_000), 0);
+  });
+
+  it("the peers take nothing back, and leave chat's requests waiting for more than a minute after that", () => {
+    for (const policy of ['ray-serve', 'ray-serve-c', 'hpa-keda', 'llm-d-wva']) {
+      assert.equal(takenAway(run(policy), 'code'), 0, policy);
+      assert.ok(waitingTicks(run(policy), arrival + 300_000) > 60, policy);
     }
   });
 });

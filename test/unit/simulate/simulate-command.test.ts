@@ -68,7 +68,10 @@ describe('llmgw simulate', () => {
     const result = lines.at(-1)!;
     assert.match(result, /^RESULT simulate wall_s=[\d.]+ tiny\.llmgw\.chat\.covered=[\d.]+ /);
     for (const policy of ['llmgw', 'ray-serve', 'ray-serve-c', 'hpa-keda', 'llm-d-wva', 'static-peak']) {
-      assert.match(result, new RegExp(` tiny\\.${policy}\\.chat\\.gpu_h=`));
+      assert.match(
+        result,
+        new RegExp(` tiny\\.${policy}\\.chat\\.gpu_h=[\\d.]+ .*tiny\\.${policy}\\.chat\\.taken_away=0\\b`),
+      );
     }
     assert.match(readFileSync(join(dir, 'charts', 'tiny-chat-load.svg'), 'utf8'), /^<svg /);
     assert.match(readFileSync(join(dir, 'charts', 'tiny-cost-coverage.svg'), 'utf8'), /GPU-hours/);
