@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
 import { FAILURES_TO_EJECT } from '../../src/gateway/replica-health.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
+import { closedPort } from '../support/ports.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 /** Registers a ready replica of `model` serving at `endpoint` (no worker: nothing replaces it). */
@@ -171,15 +172,6 @@ async function testReplica(id: string, delayMs = 0) {
   await new Promise<void>((resolve) => replica.server?.listen(0, '127.0.0.1', resolve));
   replica.endpoint = `http://127.0.0.1:${(replica.server.address() as AddressInfo).port}/v1`;
   return replica;
-}
-
-/** A port nothing listens on: connections to it are refused. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('the gateway when a replica fails before answering', () => {

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { answersReady, READY_POLL_MS, waitUntilReady } from '../../../src/agent/readiness.ts';
+import { closedPort } from '../../support/ports.ts';
 
 const servers: Server[] = [];
 after(() => {
@@ -17,15 +18,6 @@ async function serve(status: (path: string) => number, port = 0): Promise<string
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-/** A port nothing listens on now. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('readiness', () => {
