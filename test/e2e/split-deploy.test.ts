@@ -59,7 +59,7 @@ describe('llmgw serve and llmgw worker on an external Postgres and a Temporal th
   });
 
   /** `node bin/llmgw.mjs <command>` with this deployment's environment (and `more`), stopped after the tests. */
-  const run = (command: 'serve' | 'worker', more: Record<string, string>) => {
+  const run = (command: 'serve' | 'worker' | 'gateway', more: Record<string, string>) => {
     const process = runLlmgw(command, {
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
@@ -222,5 +222,31 @@ describe('llmgw serve and llmgw worker on an external Postgres and a Temporal th
 
     assert.equal(await worker.stop(), 0, worker.output());
     assert.equal(await serve.stop(), 0, serve.output());
+  });
+
+  it('llmgw gateway runs as a process of its own: on LLMGW_GATEWAY_PORT, its own load source, the keys of the store', async () => {
+    const gatewayPort = await freePort();
+    const url = `http://127.0.0.1:${gatewayPort}/v1`;
+    const gateway = run('gateway', {
+      LLMGW_GATEWAY_PORT: String(gatewayPort),
+      LLMGW_GATEWAY_INSTANCE: 'solo',
+    });
+    await eventually(
+      'the gateway listening',
+      async () => gateway.output().includes(`llmgw gateway on ${url} (load source gateway:solo)`),
+      60_000,
+    );
+    const unsigned = await fetch(`${url}/models`);
+    assert.equal(unsigned.status, 401);
+    assert.deepEqual((await unsigned.json()).error.code, 'invalid_api_key');
+    // The admin token that serve stored: the model the last test made, with its replicas.
+    const listed = await fetch(`${url}/models`, { headers: { authorization: `Bearer ${adminToken}` } });
+    assert.equal(listed.status, 200);
+    const { data } = (await listed.json()) as { data: { id: string }[] };
+    assert.deepEqual(
+      data.map((model) => model.id),
+      ['chat'],
+    );
+    assert.equal(await gateway.stop(), 0, gateway.output());
   });
 });
