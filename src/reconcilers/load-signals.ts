@@ -23,8 +23,12 @@ export interface LoadReceipt {
   in_flight: number;
   capacity_at_slo: number;
   zone: LoadZone;
+  /** The report woke its reconciler: at once, or MIN_SIGNAL_GAP_MS after the last signal. */
   signalled: boolean;
 }
+
+/** What the pacer did with a load's standing: told the reconciler, held it for the gap's end, or nothing. */
+export type Pacing = 'told' | 'held' | 'unchanged';
 
 /**
  * Stores load reports and signals a model's reconciler only when its load crosses a threshold
@@ -73,14 +77,21 @@ export class LoadSignals {
     const standing = loadStanding(view, model);
     const { zone, capacity, inFlight: total } = standing;
 
-    const signalled = await this.pacer.weigh(model.name, standing);
-    if (signalled) {
+    const pacing = await this.pacer.weigh(model.name, standing);
+    // A signal, now or held, starts a missing reconciler too (signalWithStart): no ensure is needed then.
+    if (pacing !== 'unchanged') {
       this.ensured.set(model.name, at);
     } else if (at - (this.ensured.get(model.name) ?? Number.NEGATIVE_INFINITY) >= MIN_ENSURE_GAP_MS) {
       this.ensured.set(model.name, at);
       await this.reconcilers.ensure([model.name]);
     }
-    return { model: model.name, in_flight: total, capacity_at_slo: capacity, zone, signalled };
+    return {
+      model: model.name,
+      in_flight: total,
+      capacity_at_slo: capacity,
+      zone,
+      signalled: pacing !== 'unchanged',
+    };
   }
 }
 
@@ -100,22 +111,22 @@ export class SignalPacer {
     private readonly log: Pick<Console, 'warn'> = console,
   ) {}
 
-  /** Whether the reconciler was told at once (a held change is told later, not here). */
-  async weigh(model: string, standing: LoadStanding): Promise<boolean> {
+  /** Tells the reconciler now, holds the change until the gap has passed, or finds nothing to tell. */
+  async weigh(model: string, standing: LoadStanding): Promise<Pacing> {
     const last = this.told.get(model);
     if (!wakesReconciler(last, standing)) {
       this.release(model);
-      return false;
+      return 'unchanged';
     }
     const wait = last ? last.at + MIN_SIGNAL_GAP_MS - this.now() : 0;
     if (wait <= 0) {
       await this.signal(model, standing);
-      return true;
+      return 'told';
     }
     const held = this.held.get(model);
     if (held) {
       held.standing = standing;
-      return false;
+      return 'held';
     }
     const timer = setTimeout(() => {
       this.signal(model, this.held.get(model)?.standing ?? standing).catch((error) =>
@@ -124,7 +135,7 @@ export class SignalPacer {
     }, wait);
     timer.unref();
     this.held.set(model, { standing, timer });
-    return false;
+    return 'held';
   }
 
   private async signal(model: string, { zone, capacity }: LoadStanding) {

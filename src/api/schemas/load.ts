@@ -7,7 +7,10 @@ export const LOAD_COUNTS = {
   waiting: z.number().int().min(0).max(MAX_REPORTED_REQUESTS).default(0),
 };
 
-/** What a load report is answered: the model's load and capacity at SLO, and whether it woke its reconciler. */
+/**
+ * What a load report is answered: the model's load and capacity at SLO, and whether it woke its
+ * reconciler (at once, or 250 ms after the last signal when one came just before).
+ */
 export const LoadReceiptSchema = z
   .object({
     model: z.string(),

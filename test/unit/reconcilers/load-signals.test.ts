@@ -20,14 +20,14 @@ describe('SignalPacer', () => {
 
   it('tells a crossing within the gap once the gap has passed, though no report follows', async () => {
     const { pacer, told } = setUp();
-    assert.equal(await pacer.weigh('m', standing('within', 1)), true);
+    assert.equal(await pacer.weigh('m', standing('within', 1)), 'told');
     mock.timers.tick(5);
-    assert.equal(await pacer.weigh('m', standing('above', 17)), false, 'within the gap');
+    assert.equal(await pacer.weigh('m', standing('above', 17)), 'held', 'within the gap');
     mock.timers.tick(MIN_SIGNAL_GAP_MS - 6);
     assert.deepEqual(told, [0]);
     mock.timers.tick(1);
     assert.deepEqual(told, [0, MIN_SIGNAL_GAP_MS]);
-    assert.equal(await pacer.weigh('m', standing('above', 17)), false, 'already told');
+    assert.equal(await pacer.weigh('m', standing('above', 17)), 'unchanged', 'already told');
   });
 
   it('tells several changes within the gap once, and none that went back to what was told', async () => {
@@ -48,9 +48,9 @@ describe('SignalPacer', () => {
   it('tells at once a change after the gap, and keeps models apart', async () => {
     const { pacer, told } = setUp();
     await pacer.weigh('m', standing('within', 1));
-    assert.equal(await pacer.weigh('n', standing('within', 1)), true);
+    assert.equal(await pacer.weigh('n', standing('within', 1)), 'told');
     mock.timers.tick(MIN_SIGNAL_GAP_MS);
-    assert.equal(await pacer.weigh('m', standing('above', 17)), true);
+    assert.equal(await pacer.weigh('m', standing('above', 17)), 'told');
     assert.deepEqual(told, [0, 0, MIN_SIGNAL_GAP_MS]);
   });
 });
