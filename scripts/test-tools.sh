@@ -6,10 +6,13 @@
 #   compose   docker-compose (test/unit/deploy/compose.test.ts runs its `config -q`): on PATH, else Debian's
 #             1.29.2 from PyPI in a virtualenv (no root needed)
 #   testserver  Temporal's time-skipping test server (test/unit/workflows/reconcile-model.test.ts): the
-#             Java one from Maven Central with mvn, run by a wrapper the SDK starts as `existing-path`
+#             Java one from Maven Central with mvn (java and maven from apt when root and missing), run by a
+#             wrapper the SDK starts as `existing-path`
 #   guidellm  GuideLLM, pinned, in a virtualenv without PyTorch (scripts/guidellm/), run offline by a
 #             wrapper with a tokenizer made here in the folder beside it (test/support/guidellm.ts)
-# Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] (none: all). Installs live outside the clone
+#   chromium  the browser the console's tests drive headless (test/e2e/console.test.ts): on PATH, else
+#             Debian's chromium package installed with apt-get when root
+# Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] [chromium] (none: all). Installs live outside the clone
 # (~/.cache/llmgw, or $XDG_CACHE_HOME/llmgw) so fresh clones and later runs reuse them. A tool that
 # cannot be had gets `name=` and a line saying why (its test then fails saying so); the exit status is 1.
 set -uo pipefail
@@ -114,7 +117,10 @@ install_testserver() {
   local dir="$cache/temporal-test-server-v$test_server_version"
   if [ -f "$dir/installed" ]; then echo "$dir/temporal-test-server"; return 0; fi
   if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
-    log "Temporal's test server needs java (8 or newer) and mvn to install: install them (Debian: apt-get install default-jre-headless maven), then rerun"
+    apt_install "java and maven" default-jre-headless maven
+  fi
+  if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+    log "Temporal's test server needs java (8 or newer) and mvn to install: run \"sudo apt-get install -y default-jre-headless maven\" (Debian, Ubuntu), then rerun"
     return 1
   fi
   log "installing Temporal's test server $test_server_version from Maven Central into $dir (once per machine)..."
@@ -150,6 +156,27 @@ install_guidellm() {
   # Imports what a benchmark run does, so that a missing module shows here rather than in a test.
   env "${guidellm_env[@]}" "$venv/bin/python" -c 'import guidellm.benchmark.entrypoints' >&2 &&
     "$venv/guidellm" --version >/dev/null && echo "$digest" >"$venv/installed" && echo "$venv/guidellm"
+}
+
+# apt_install WHAT PACKAGE...: Debian's packages installed with apt-get, as root only (status 1 otherwise).
+apt_install() {
+  local what=$1
+  shift
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+  with_progress "installing $what with apt-get (once per machine)" last_line_summary \
+    env DEBIAN_FRONTEND=noninteractive bash -c 'apt-get update -q && apt-get install -y -q --no-install-recommends "$@"' apt "$@"
+}
+
+# Debian's chromium needs some fifty libraries of Debian's beside it, so only apt can install it. The
+# browsers npm packages ship (@sparticuz/chromium, built for AWS Lambda) hung at their first page here.
+install_chromium() {
+  local found
+  for found in chromium chromium-browser; do
+    if type -P "$found" >/dev/null; then type -P "$found"; return 0; fi
+  done
+  apt_install "Debian's chromium" chromium && type -P chromium && return 0
+  log "the console's browser tests need chromium: run \"sudo apt-get install -y chromium\" (Debian, Ubuntu), then rerun"
+  return 1
 }
 
 # A project whose only use is to name the test server and a silent logger (slf4j-nop) for mvn to resolve.
@@ -191,12 +218,12 @@ promtool_from_debian() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver guidellm)
+[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver guidellm chromium)
 missing=0
 for name in "${tools[@]}"; do
   case "$name" in
-    st | promtool | compose | testserver | guidellm) ;;
-    *) log "unknown tool $name (known: st, promtool, compose, testserver, guidellm)"; exit 2 ;;
+    st | promtool | compose | testserver | guidellm | chromium) ;;
+    *) log "unknown tool $name (known: st, promtool, compose, testserver, guidellm, chromium)"; exit 2 ;;
   esac
   if path=$("install_$name"); then echo "$name=$path"; else echo "$name="; missing=1; fi
 done

@@ -1,19 +1,12 @@
-// Headless Chromium for the console's tests: Debian's `chromium` package driven by playwright-core,
-// which downloads no browser of its own.
-import { existsSync } from 'node:fs';
+// Headless Chromium for the console's tests: Debian's `chromium` package (found or installed by
+// scripts/test-tools.sh) driven by playwright-core, which downloads no browser of its own.
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { testTool } from '../support/test-tools.ts';
 
-export const CHROMIUM = '/usr/bin/chromium';
-
-/** Chromium, or an error saying how to install it (as .ci/run does). */
+/** Chromium, or the test-tools error saying what to install. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the console's browser tests need Debian's chromium at ${CHROMIUM}: run "apt-get install -y chromium" as root (.ci/run does)`,
-    );
-  }
   // No sandbox: CI and test containers run as root, where Chromium's sandbox cannot start.
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  return chromium.launch({ executablePath: await testTool('chromium'), args: ['--no-sandbox'] });
 }
 
 /** A fresh browser session at 1280 px, signed in to the console at `url` with `token` (through its form). */

@@ -17,6 +17,7 @@ export const TEST_TOOLS = {
     variable: 'LLMGW_TEST_GUIDELLM',
     neededBy: ['test/integration/bench-guidellm.test.ts', 'test/integration/agent/supervisor.test.ts'],
   },
+  chromium: { variable: 'LLMGW_TEST_CHROMIUM', neededBy: ['test/e2e/console.test.ts'] },
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;
