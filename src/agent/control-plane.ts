@@ -49,11 +49,15 @@ export class ControlPlane {
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
-    const answer = await fetch(`${this.base}${path}`, {
+    const url = `${this.base}${path}`;
+    const answer = await fetch(url, {
       method,
       headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
+    }).catch((error: Error & { cause?: Error }) => {
+      // fetch says only "fetch failed": name the URL (LLMGW_URL or --api) and what stopped it.
+      throw new Error(`cannot reach the llmgw API at ${url}: ${error.cause?.message ?? error.message}`);
     });
     const text = await answer.text();
     if (!answer.ok) {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { startAgent } from '../agent/agent.ts';
 import { parseCapacity } from '../agent/gpus.ts';
 import { agentHome } from '../agent/supervisor.ts';
+import { apiUrlFromEnv, DEFAULT_API_URL } from './api-url.ts';
 
 export const AGENT_USAGE = `usage: llmgw agent --node NAME [--token TOKEN] [--api URL] [--capacity gpus=8,cores=96,memory_gib=1024]
                    [--gpu-model MODEL] [--label k=v ...]
@@ -11,7 +12,7 @@ capacity it detects (nvidia-smi, the OS, /proc/meminfo; --capacity and --gpu-mod
 Temporal worker on the task queue llmgw-node:NAME, heartbeats, and reports its engines' load. Its token
 is an agent token of NAME (llmgw ctl token create --role agent --node NAME).
 
-environment: LLMGW_TOKEN (or --token), LLMGW_API_URL (or --api; default http://127.0.0.1:8080),
+environment: LLMGW_TOKEN (or --token), LLMGW_URL (or --api; default ${DEFAULT_API_URL}),
   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LLMGW_AGENT_HOME (its engines' state
   and logs; default ~/.llmgw-agent), LLMGW_AGENT_HEARTBEAT_S (default 5).
 SIGTERM stops the agent and none of its engines: a restarted agent adopts them.`;
@@ -65,7 +66,7 @@ export async function runAgent(args: string[], env = process.env): Promise<(() =
   const agent = await startAgent({
     node: values.node,
     token,
-    apiUrl: values.api ?? env.LLMGW_API_URL ?? 'http://127.0.0.1:8080',
+    apiUrl: values.api ?? apiUrlFromEnv(env, console.warn),
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     capacity: values.capacity ? parseCapacity(values.capacity) : {},

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCtlCapturing } from '../../src/cli/ctl/index.ts';
 import { ctl } from '../support/ctl.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
@@ -73,6 +74,17 @@ describe('llmgw ctl model, against a running reconciler', () => {
       /^ctlm-chat\s+Acme \/ ml\s+5\s+1 ready\s+-\s+4\s+\S+/,
     );
     assert.match(rows.find((r) => r.startsWith('ctlm-embed')) ?? '', /^ctlm-embed\s+-\s+0\s+none\s/);
+    // In a terminal 100 wide, the newest decision is cut to fit (it stays whole in -o json).
+    const narrow = await runCtlCapturing(
+      ['--server', stack.url, '--token', stack.adminToken, 'model', 'list'],
+      { COLUMNS: '100' },
+    );
+    const lines = narrow.stdout.trimEnd().split('\n');
+    assert.deepEqual(
+      lines.filter((line) => line.length > 100),
+      [],
+    );
+    assert.match(lines.find((r) => r.startsWith('ctlm-chat')) ?? '', /  [a-z][^…]{10,}…$/);
     const get = await ctl(stack, 'model', 'get', 'ctlm-chat');
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, new RegExp(`^owner:\\s+Acme / ml \\(${teamKey}\\)$`, 'm'));

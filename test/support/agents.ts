@@ -35,7 +35,7 @@ export function spawnAgent(
     stdio: ['ignore', 'pipe', 'pipe'],
     env: stackEnvironment({
       LLMGW_TOKEN: token,
-      LLMGW_API_URL: stack.url,
+      LLMGW_URL: stack.url,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       LLMGW_AGENT_HOME: home,
       LLMGW_AGENT_HEARTBEAT_S: '1',

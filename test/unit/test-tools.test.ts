@@ -11,7 +11,7 @@ import { TEST_TOOLS, testTool } from '../support/test-tools.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'test-tools.sh');
-/** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool, docker-compose, java nor mvn among them. */
+/** What the script itself runs: no python3, apt-get, dpkg-deb, go, promtool, docker-compose, java, mvn nor chromium among them. */
 const BASICS = ['bash', 'cut', 'dirname', 'grep', 'id', 'mkdir', 'mktemp', 'rm', 'tail'];
 
 describe('the tools the tests run besides node', () => {
@@ -22,13 +22,13 @@ describe('the tools the tests run besides node', () => {
     const bin = binFolder(join(work, 'bin'), BASICS);
     const run = spawnSync(
       join(bin, 'bash'),
-      [SCRIPT, 'st', 'promtool', 'compose', 'testserver', 'guidellm'],
+      [SCRIPT, 'st', 'promtool', 'compose', 'testserver', 'guidellm', 'chromium'],
       {
         encoding: 'utf8',
         env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
       },
     );
-    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\nguidellm=\n');
+    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\nguidellm=\nchromium=\n');
     assert.equal(run.status, 1);
     assert.match(run.stderr, /test-tools: schemathesis needs python3/);
     assert.match(run.stderr, /test-tools: could not install promtool: install /);
@@ -43,6 +43,10 @@ describe('the tools the tests run besides node', () => {
     assert.match(
       run.stderr,
       /test-tools: guidellm needs python3 \(3.10 or newer\) to install: install python3/,
+    );
+    assert.match(
+      run.stderr,
+      /test-tools: the console's browser tests need chromium: run "sudo apt-get install -y chromium"/,
     );
   });
 

@@ -91,7 +91,7 @@ function check(command: Command, input: Input) {
 }
 
 function contextFor(input: Input, io: CtlIo): Context {
-  const settings = globalSettings(input, io.env);
+  const settings = globalSettings(input, io.env, io.err);
   let api: ApiClient | undefined;
   return {
     api: () => {

@@ -61,10 +61,6 @@ const replicaCounts = (counts: Record<string, number>) =>
 const ownerText = (model: ModelSummary) => (model.owner ? `${model.owner_name} (${model.owner})` : '-');
 
 /** The newest decision's sentence, and when the figures beside it are newer, which. */
-const lastDecisionText = (model: ModelSummary) =>
-  model.last_decision && model.freshness
-    ? `${model.last_decision.reason} (${model.freshness})`
-    : model.last_decision?.reason;
 
 /** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
 const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
@@ -202,9 +198,10 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
             num(m.in_flight, 0),
             m.capacity_at_slo,
             m.status,
-            lastDecisionText(m),
+            m.last_decision?.reason,
           ]),
           'no models',
+          ctx.out.width,
         ),
       );
     },

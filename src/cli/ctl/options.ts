@@ -1,15 +1,14 @@
+import { apiUrlFromEnv, DEFAULT_API_URL } from '../api-url.ts';
 import type { Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
 import { FORMATS, type Format } from './output.ts';
-
-export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
 
 /** Options every command takes, before or after its words. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   server: {
     type: 'string',
     value: 'URL',
-    description: `the llmgw API (env LLMGW_URL, default ${DEFAULT_SERVER})`,
+    description: `the llmgw API (env LLMGW_URL, default ${DEFAULT_API_URL})`,
   },
   token: { type: 'string', value: 'TOKEN', description: 'sent as Authorization: Bearer (env LLMGW_TOKEN)' },
   output: {
@@ -21,12 +20,16 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', description: 'this help' },
 };
 
-export function globalSettings(input: Input, env: Record<string, string | undefined>) {
+export function globalSettings(
+  input: Input,
+  env: Record<string, string | undefined>,
+  warn: (line: string) => void,
+) {
   const format = (input.values.output as string | undefined) ?? 'table';
   if (!FORMATS.includes(format as Format))
     throw new UsageError(`-o ${format}: the format is one of ${FORMATS.join(', ')}`);
   return {
-    server: (input.values.server as string | undefined) ?? env.LLMGW_URL ?? DEFAULT_SERVER,
+    server: (input.values.server as string | undefined) ?? apiUrlFromEnv(env, warn),
     token: (input.values.token as string | undefined) ?? env.LLMGW_TOKEN,
     format: format as Format,
   };

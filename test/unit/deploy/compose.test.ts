@@ -37,7 +37,7 @@ const DOCUMENTED_ENV = new Set([
   'LLMGW_LOAD_STALE_S',
   'LLMGW_HOME',
   'LLMGW_TOKEN',
-  'LLMGW_API_URL',
+  'LLMGW_URL',
   'LLMGW_AGENT_HOME',
 ]);
 
@@ -620,7 +620,7 @@ describe('docker-compose.yml', () => {
       // An agent reaches the control plane through the API and Temporal only: no database credentials.
       if (svc.command?.[0] === 'agent') {
         assert.equal(env(svc).DATABASE_URL, undefined, `${name} is an agent with DATABASE_URL`);
-        assert.ok(env(svc).LLMGW_API_URL, `${name} is an agent without LLMGW_API_URL`);
+        assert.ok(env(svc).LLMGW_URL, `${name} is an agent without LLMGW_URL`);
       } else
         assert.ok(env(svc).DATABASE_URL, `${name} has no DATABASE_URL (it would start an embedded Postgres)`);
       assert.ok(env(svc).TEMPORAL_ADDRESS, `${name} has no TEMPORAL_ADDRESS (it would start a dev server)`);
