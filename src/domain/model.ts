@@ -14,6 +14,9 @@ export interface Profile {
   engine?: { kind: EngineKind } & Record<string, unknown>;
 }
 
+/** A replica serves requests only through an engine: one of a profile without any has no endpoint. */
+export const servesRequests = (profile: Profile): boolean => profile.engine !== undefined;
+
 export interface Model {
   name: string;
   owner: ScopeKey | null;

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config.ts';
+import { servesRequests } from '../domain/model.ts';
 import { Refusal } from './errors.ts';
 import type { LoadReporter } from './load-reporter.ts';
 import type { ReplicaHealth } from './replica-health.ts';
@@ -31,6 +32,7 @@ export class Admission {
   async replicasOf(model: string, leaving: () => AbortSignal): Promise<readonly Upstream[]> {
     const ready = this.routable(model);
     if (ready.length > 0) return ready;
+    this.refuseUnservable(model);
     if ((this.held.get(model)?.size ?? 0) >= this.config.queueMax) {
       throw new Refusal(
         'queue_full',
@@ -66,6 +68,16 @@ export class Admission {
   /** The models with requests held, and how many. */
   heldCounts(): Map<string, number> {
     return new Map([...this.held].map(([model, requests]) => [model, requests.size]));
+  }
+
+  /** A model none of whose profiles has an engine never gets a replica that serves: no wait helps. */
+  private refuseUnservable(model: string) {
+    const profiles = this.table.current(model)?.model.profiles;
+    if (!profiles || profiles.some(servesRequests)) return;
+    throw new Refusal(
+      'not_servable',
+      `model ${model} cannot serve requests: none of its profiles (${profiles.map((p) => p.name).join(', ')}) has an engine, so its replicas have no endpoint; give a profile an engine (docs/api.md#models)`,
+    );
   }
 
   private routable(model: string): Upstream[] {

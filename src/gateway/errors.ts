@@ -14,6 +14,7 @@ export const REFUSALS = {
   upstream_failed: { status: 502, type: 'server_error', code: 'upstream_failed' },
   internal: { status: 500, type: 'server_error', code: 'internal_error' },
   no_replica: { status: 503, type: 'server_error', code: 'no_replica_ready' },
+  not_servable: { status: 503, type: 'server_error', code: 'model_not_servable' },
 } as const;
 
 export type RefusalKind = keyof typeof REFUSALS;

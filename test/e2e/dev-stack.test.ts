@@ -192,6 +192,41 @@ describe('npm start (llmgw dev)', () => {
     }
   });
 
+  it("answers the chat completion of the README's first look and gateway block, pasted in order", async () => {
+    const readmeHome = mkdtempSync(join(tmpdir(), 'llmgw-readme-'));
+    const ports = await freePorts();
+    const stack = await npmStart(readmeHome, ports);
+    try {
+      await eventually('llmgw up', async () => /llmgw is up\./.test(stack.output()), 120_000);
+      const token = /Admin token {2}(llmgw_\S+)/.exec(stack.output())?.[1];
+      assert.ok(token, 'the admin token printed');
+      // The two blocks as a user pastes them, on the ports this stack chose and with its token.
+      const section = readFileSync(join(ROOT, 'README.md'), 'utf8')
+        .split('## A first look')[1]
+        .split('\n## ')[0];
+      const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]);
+      assert.equal(blocks.length, 2, 'the first look and the gateway block');
+      // A marker between the blocks, since curl ends its output with no newline.
+      const script = blocks
+        .join('\necho; echo "-- the gateway block --"\n')
+        .replace(/export LLMGW_TOKEN=\S+/, `export LLMGW_TOKEN=${token}`)
+        .replaceAll('localhost:8080', `127.0.0.1:${ports.api}`)
+        .replaceAll('localhost:8000', `127.0.0.1:${ports.gateway}`);
+      const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+        cwd: ROOT,
+        env: stackEnvironment({ LLMGW_URL: `http://127.0.0.1:${ports.api}` }),
+        timeout: 120_000,
+      });
+      const answer = JSON.parse(stdout.split('-- the gateway block --\n')[1]);
+      assert.equal(answer.object, 'chat.completion', `the last line answers the chat completion:\n${stdout}`);
+      assert.ok(answer.choices[0].message.content.length > 0);
+    } finally {
+      stack.child.kill('SIGTERM');
+      await exited(stack.child);
+      rmSync(readmeHome, { recursive: true, force: true });
+    }
+  });
+
   it('prints demo hints that work on the port PORT chose', async () => {
     const demoHome = mkdtempSync(join(tmpdir(), 'llmgw-demo-'));
     const ports = await freePorts();

@@ -6,6 +6,16 @@ import type { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
 import type { Route, RoutingTable } from '../../../src/gateway/routing-table.ts';
 
+const profile = { name: 'h100', priority: 0, resources: { gpus: 1 } };
+const SERVING = {
+  name: 'm',
+  owner: null,
+  deleting: false,
+  min_replicas: 0,
+  max_replicas: 2,
+  profiles: [{ ...profile, engine: { kind: 'sim' as const } }],
+};
+
 /** A routing table whose routes the test sets, and whose refreshes it calls. */
 function fakeTable() {
   const routes = new Map<string, Partial<Route>>();
@@ -16,7 +26,11 @@ function fakeTable() {
       for (const listener of listeners) listener();
     },
     table: {
-      current: (name: string) => routes.get(name),
+      // A model whose profile has an engine, unless the test's route says otherwise.
+      current: (name: string) => {
+        const route = routes.get(name);
+        return route && { model: SERVING, ...route };
+      },
       onRefresh(listener: () => void) {
         listeners.add(listener);
         return () => listeners.delete(listener);
@@ -70,6 +84,18 @@ describe('Admission', () => {
     assert.deepEqual(await admitted, [upstream]);
     assert.equal(waiting.get('m'), 0);
     assert.deepEqual(admission.heldCounts(), new Map());
+  });
+
+  it('answers 503 at once, naming the cause, for a model none of whose profiles has an engine', async () => {
+    const { routes, admission, waiting } = setUp();
+    routes.set('m', { replicas: [], model: { ...SERVING, profiles: [profile, { ...profile, name: 'l4' }] } });
+    const refusal = await refusalOf(admission.replicasOf('m', () => new AbortController().signal));
+    assert.equal(refusal.kind, 'not_servable');
+    assert.equal(
+      refusal.message,
+      'model m cannot serve requests: none of its profiles (h100, l4) has an engine, so its replicas have no endpoint; give a profile an engine (docs/api.md#models)',
+    );
+    assert.equal(waiting.get('m') ?? 0, 0, 'nothing held');
   });
 
   it('answers 503 with Retry-After once the wait is over, and 429 past the queue', async () => {
