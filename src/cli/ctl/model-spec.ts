@@ -39,6 +39,8 @@ interface ModelDetail extends ModelSummary {
     gpu_model?: string;
     default_concurrency?: number;
     engine?: { kind: string };
+    runtime?: string;
+    params?: Record<string, unknown>;
   }[];
   replicas_list: {
     id: string;
@@ -49,6 +51,8 @@ interface ModelDetail extends ModelSummary {
     created_at: string;
   }[];
   decisions: Decision[];
+  /** E.g. a profile kept on an inline engine. */
+  warnings?: string[];
 }
 
 /** "2 ready, 1 starting": the states that have replicas. */
@@ -67,7 +71,7 @@ const lastDecisionText = (model: ModelSummary) =>
     : model.last_decision?.reason;
 
 /** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
-const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
+export const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
 
 export const decisionsTable = (decisions: Decision[]) =>
   table(
@@ -99,7 +103,7 @@ function detailText(model: ModelDetail): string {
         formatResources(p.resources),
         p.gpu_model,
         p.default_concurrency,
-        p.engine?.kind,
+        p.runtime === undefined ? p.engine?.kind : `runtime ${p.runtime}`,
       ]),
     ),
     '',
@@ -118,11 +122,15 @@ function detailText(model: ModelDetail): string {
     '',
     'decisions:',
     decisionsTable(model.decisions ?? []),
+    ...warningLines(model.warnings),
   ].join('\n');
 }
 
-/** The models of a YAML file: one document per model (`---` between them), each with its `name`. */
-function modelsIn(text: string, path: string): { name: string; spec: Record<string, unknown> }[] {
+/** The objects of a YAML file: one document each (`---` between them), each with its `name`. */
+export function namedDocuments(
+  text: string,
+  path: string,
+): { name: string; spec: Record<string, unknown> }[] {
   return parseAllDocuments(text).map((document, i) => {
     if (document.errors.length > 0) throw new Failed(`${path}: ${document.errors[0].message}`);
     const { name, ...spec } = (document.toJS() ?? {}) as Record<string, unknown>;
@@ -158,7 +166,7 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
     async run(ctx, input) {
       const path = input.values.file as string;
       const applied: { name: string; created: boolean; warnings?: string[] }[] = [];
-      for (const { name, spec } of modelsIn(ctx.readFile(path), path)) {
+      for (const { name, spec } of namedDocuments(ctx.readFile(path), path)) {
         const { status, body } = await ctx.api().call<{ warnings?: string[] }>('PUT', modelPath(name), spec);
         applied.push({
           name,
