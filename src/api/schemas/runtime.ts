@@ -193,6 +193,8 @@ export const RuntimeViewSchema = z
 
 export type RuntimeInput = z.infer<typeof RuntimeInputSchema>;
 
+const ONE_VALUE = 'must be a string, a number or a boolean';
+
 /** A profile's parameters as a PUT gives them; checked against its runtime by the handler. */
 export const ParamsSchema = z
   .record(

@@ -16,20 +16,23 @@ import { HIDDEN } from '../../schemas/runtime.ts';
 type ProfileInput = Pick<Profile, 'name' | 'engine' | 'runtime' | 'params'>;
 
 /**
- * Refuses (400) a profile whose runtime is missing or whose parameters its runtime refuses, and (403)
- * an inline engine the caller may not write: one that is not the profile's stored engine as it is.
+ * The profiles to store: refuses (400) a profile whose runtime is missing or whose parameters its
+ * runtime refuses, and (403) an inline engine the caller may not write: one that is not the profile's
+ * stored engine as it is (hidden values standing for the stored ones, which are what is kept).
  * Called in the change's transaction: the runtimes named are locked against deletion until it commits.
  */
-export async function refuseProfileEngines(
+export async function profilesToStore<P extends ProfileInput>(
   c: Context,
   tx: Db,
-  given: readonly ProfileInput[],
+  given: readonly P[],
   stored: readonly ProfileInput[] = [],
-): Promise<void> {
+): Promise<P[]> {
   const named = [...new Set(given.flatMap((p) => (p.runtime ? [p.runtime] : [])))];
   const runtimes = new Map((await listRuntimes(tx, named, { lock: true })).map((r) => [r.name, r]));
   const who = identityOf(c);
+  const kept: P[] = [];
   for (const profile of given) {
+    kept.push(profile);
     if (profile.runtime !== undefined && profile.engine !== undefined)
       throw new ApiError(400, `profile "${profile.name}" gives both a runtime and an engine; give one`);
     if (profile.params !== undefined && profile.runtime === undefined)
@@ -55,8 +58,10 @@ export async function refuseProfileEngines(
             'only an admin may; name a runtime instead (GET /api/v1/runtimes lists them)',
         );
       }
+      kept[kept.length - 1] = { ...profile, engine: before };
     }
   }
+  return kept;
 }
 
 type Engine = NonNullable<Profile['engine']>;

@@ -21,7 +21,7 @@ import { modelInView, modelToChange } from '../../model-in-view.ts';
 import { modelChange, recordedChange } from '../../recorded.ts';
 import { refuseBeyondScopeCap } from '../../scope-caps.ts';
 import { resolveOrRefuse } from '../../scopes.ts';
-import { inlineEngineWarnings, profilesShown, refuseProfileEngines } from './engines.ts';
+import { inlineEngineWarnings, profilesShown, profilesToStore } from './engines.ts';
 import { modelSummaries } from './read-model.ts';
 import type {
   deleteModelRoute,
@@ -60,9 +60,9 @@ export function modelHandlers(deps: ApiDeps) {
         if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
         await authorize(c, 'change-model', { scope: owner, model: name });
         if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
-        await refuseProfileEngines(c, tx, input.profiles, existing?.profiles);
+        const profiles = await profilesToStore(c, tx, input.profiles, existing?.profiles);
         return {
-          created: await putModel(tx, spec),
+          created: await putModel(tx, { ...spec, profiles }),
           owner,
           moved: owner !== null && owner !== existing?.owner,
         };
