@@ -68,24 +68,26 @@ export async function runAgent(args: string[], env = process.env): Promise<(() =
   if (!token) throw new Error('agent needs its agent token: --token or LLMGW_TOKEN');
   // The engines this agent starts inherit its environment: never its token.
   delete env.LLMGW_TOKEN;
+  const heartbeatS = Number(env.LLMGW_AGENT_HEARTBEAT_S ?? 5);
+  if (!(heartbeatS > 0))
+    throw new Error(`LLMGW_AGENT_HEARTBEAT_S must be a number > 0, not "${env.LLMGW_AGENT_HEARTBEAT_S}"`);
+  const capacity = values.capacity ? parseCapacity(values.capacity) : {};
+  const labels = labelsOf(values.label ?? []);
   const engines = chooseEngineUser({
     user: values['engine-user'],
     asRoot: values['engines-as-root'] ?? false,
     uid: process.getuid?.() ?? -1,
   });
   if (engines.warning) console.warn(`agent: ${engines.warning}`);
-  const heartbeatS = Number(env.LLMGW_AGENT_HEARTBEAT_S ?? 5);
-  if (!(heartbeatS > 0))
-    throw new Error(`LLMGW_AGENT_HEARTBEAT_S must be a number > 0, not "${env.LLMGW_AGENT_HEARTBEAT_S}"`);
   const agent = await startAgent({
     node: values.node,
     token,
     apiUrl: values.api ?? env.LLMGW_API_URL ?? 'http://127.0.0.1:8080',
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
-    capacity: values.capacity ? parseCapacity(values.capacity) : {},
+    capacity,
     ...(values['gpu-model'] && { gpuModel: values['gpu-model'] }),
-    labels: labelsOf(values.label ?? []),
+    labels,
     home: agentHome(env),
     runAs: engines.user,
     secretsDir: values['secrets-dir'] ?? env.LLMGW_AGENT_SECRETS_DIR,
