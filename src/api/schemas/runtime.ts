@@ -191,16 +191,14 @@ export const RuntimeViewSchema = z
   })
   .openapi('Runtime');
 
-export type RuntimeInput = z.infer<typeof RuntimeInputSchema>;
-
 const ONE_VALUE = 'must be a string, a number or a boolean';
 
 /** A profile's parameters as a PUT gives them; checked against its runtime by the handler. */
 export const ParamsSchema = z
   .record(
     z.string().regex(PARAM_NAME, { error: 'is not a parameter name (a-z, 0-9, "_")' }),
-    z.union([z.string().max(1024), z.number(), z.boolean()], {
-      error: 'must be a string, a number or a boolean',
+    z.union([z.string().max(1024, { error: 'must be at most 1024 characters' }), z.number(), z.boolean()], {
+      error: ONE_VALUE,
     }),
   )
   .openapi({ description: "values for the runtime's parameters, each checked against its rule" });

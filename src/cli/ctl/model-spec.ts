@@ -1,6 +1,6 @@
-import { parseAllDocuments } from 'yaml';
+import { applyFile, warningLines } from './apply-file.ts';
 import type { Command } from './command.ts';
-import { Failed, UsageError } from './errors.ts';
+import { UsageError } from './errors.ts';
 import { num, table } from './output.ts';
 import { formatResources, type Resources } from './resources.ts';
 
@@ -71,7 +71,6 @@ const lastDecisionText = (model: ModelSummary) =>
     : model.last_decision?.reason;
 
 /** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
-export const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
 
 export const decisionsTable = (decisions: Decision[]) =>
   table(
@@ -126,19 +125,6 @@ function detailText(model: ModelDetail): string {
   ].join('\n');
 }
 
-/** The objects of a YAML file: one document each (`---` between them), each with its `name`. */
-export function namedDocuments(
-  text: string,
-  path: string,
-): { name: string; spec: Record<string, unknown> }[] {
-  return parseAllDocuments(text).map((document, i) => {
-    if (document.errors.length > 0) throw new Failed(`${path}: ${document.errors[0].message}`);
-    const { name, ...spec } = (document.toJS() ?? {}) as Record<string, unknown>;
-    if (typeof name !== 'string' || name === '') throw new Failed(`${path}: document ${i + 1} has no name`);
-    return { name, spec };
-  });
-}
-
 /** The API path of a model, or of one of its parts (`/target`). */
 export const modelPath = (name: string, part = '') => `/models/${encodeURIComponent(name)}${part}`;
 
@@ -163,26 +149,7 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
       file: { type: 'string', short: 'f', value: 'FILE', description: 'the YAML file', required: true },
     },
     examples: ['llmgw ctl model apply -f model.yaml'],
-    async run(ctx, input) {
-      const path = input.values.file as string;
-      const applied: { name: string; created: boolean; warnings?: string[] }[] = [];
-      for (const { name, spec } of namedDocuments(ctx.readFile(path), path)) {
-        const { status, body } = await ctx.api().call<{ warnings?: string[] }>('PUT', modelPath(name), spec);
-        applied.push({
-          name,
-          created: status === 201,
-          ...(body.warnings ? { warnings: body.warnings } : {}),
-        });
-      }
-      ctx.out.show(applied, () =>
-        applied
-          .flatMap((m) => [
-            `model ${m.name} ${m.created ? 'created' : 'updated'}`,
-            ...warningLines(m.warnings),
-          ])
-          .join('\n'),
-      );
-    },
+    run: (ctx, input) => applyFile(ctx, input.values.file as string, 'model', (name) => modelPath(name)),
   },
   {
     path: 'model list',

@@ -1,26 +1,12 @@
-import type { ParamRule } from '../../domain/runtime.ts';
+import type { Runtime } from '../../domain/runtime.ts';
 import { describeRule } from '../../domain/runtime-params.ts';
+import { applyFile } from './apply-file.ts';
 import type { Command } from './command.ts';
-import { namedDocuments, warningLines } from './model-spec.ts';
 import { table } from './output.ts';
-
-interface RuntimeRow {
-  name: string;
-  kind: string;
-  description?: string;
-  model?: string;
-  args?: string[];
-  argv?: string[];
-  env?: Record<string, string>;
-  secret_env?: Record<string, string>;
-  params?: Record<string, ParamRule>;
-  updated_by: string;
-  updated_at: string;
-}
 
 const runtimePath = (name = '') => `/runtimes${name && `/${encodeURIComponent(name)}`}`;
 
-function detailText(runtime: RuntimeRow): string {
+function detailText(runtime: Runtime): string {
   const line = (label: string, value: string | undefined) =>
     value ? [`${`${label}:`.padEnd(12)}${value}`] : [];
   const pairs = (record: Record<string, string> | undefined, arrow: string) =>
@@ -64,35 +50,14 @@ export const RUNTIME_COMMANDS: Command[] = [
       file: { type: 'string', short: 'f', value: 'FILE', description: 'the YAML file', required: true },
     },
     examples: ['llmgw ctl runtime apply -f runtimes.yaml'],
-    async run(ctx, input) {
-      const path = input.values.file as string;
-      const applied: { name: string; created: boolean; warnings?: string[] }[] = [];
-      for (const { name, spec } of namedDocuments(ctx.readFile(path), path)) {
-        const { status, body } = await ctx
-          .api()
-          .call<{ warnings?: string[] }>('PUT', runtimePath(name), spec);
-        applied.push({
-          name,
-          created: status === 201,
-          ...(body.warnings ? { warnings: body.warnings } : {}),
-        });
-      }
-      ctx.out.show(applied, () =>
-        applied
-          .flatMap((r) => [
-            `runtime ${r.name} ${r.created ? 'created' : 'updated'}`,
-            ...warningLines(r.warnings),
-          ])
-          .join('\n'),
-      );
-    },
+    run: (ctx, input) => applyFile(ctx, input.values.file as string, 'runtime', runtimePath),
   },
   {
     path: 'runtime list',
     summary: 'List runtimes: their kind and the parameters an operator may set.',
     examples: ['llmgw ctl runtime list', 'llmgw ctl runtime list -o json'],
     async run(ctx) {
-      const runtimes = await ctx.api().get<RuntimeRow[]>(runtimePath());
+      const runtimes = await ctx.api().get<Runtime[]>(runtimePath());
       ctx.out.show(runtimes, () =>
         table(
           ['NAME', 'KIND', 'PARAMS', 'ENV', 'UPDATED_BY'],
@@ -115,7 +80,7 @@ export const RUNTIME_COMMANDS: Command[] = [
     summary: "One runtime: its command line, environment (values to admins only) and parameters' rules.",
     examples: ['llmgw ctl runtime get vllm-chat', 'llmgw ctl runtime get vllm-chat -o yaml'],
     async run(ctx, { positionals: [name] }) {
-      const runtime = await ctx.api().get<RuntimeRow>(runtimePath(name));
+      const runtime = await ctx.api().get<Runtime>(runtimePath(name));
       ctx.out.show(runtime, () => detailText(runtime));
     },
   },
