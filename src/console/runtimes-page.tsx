@@ -39,7 +39,10 @@ export async function runtimesPage(ctx: PageContext) {
 }
 
 function RuntimeRow({ runtime }: { runtime: Runtime }) {
-  const runs = runtime.argv ?? [runtime.model, ...(runtime.args ?? [])].filter((word) => word !== undefined);
+  const runs =
+    runtime.kind === 'sim'
+      ? ['llmgw sim-engine']
+      : (runtime.argv ?? [runtime.model, ...(runtime.args ?? [])].filter((word) => word !== undefined));
   return (
     <tr data-runtime={runtime.name}>
       <td>

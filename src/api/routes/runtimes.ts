@@ -6,7 +6,7 @@ import type { Db } from '../../store/db.ts';
 import { listModels } from '../../store/models.ts';
 import { deleteRuntime, getRuntime, listRuntimes, modelsNaming, putRuntime } from '../../store/runtimes.ts';
 import { identityOf, permits } from '../auth/guard.ts';
-import type { Identity } from '../auth/permissions.ts';
+import { type Identity, may } from '../auth/permissions.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { NameParam } from '../names.ts';
@@ -64,11 +64,11 @@ export const deleteRuntimeRoute = createRoute({
 });
 
 /** The answer (404) for a runtime that does not exist. */
-export const noSuchRuntime = (name: string) => new NotFound(`there is no runtime "${name}"`);
+const noSuchRuntime = (name: string) => new NotFound(`there is no runtime "${name}"`);
 
-/** A runtime as `who` may read it: the values of its fixed variables are an admin's to read. */
-export function runtimeShown(runtime: Runtime, who: Identity): Runtime {
-  if (who.role === 'admin' || !runtime.env) return runtime;
+/** A runtime as `who` may read it: the values of its fixed variables are for those who define runtimes. */
+function runtimeShown(runtime: Runtime, who: Identity): Runtime {
+  if (may(who, 'change-runtime').allowed || !runtime.env) return runtime;
   return { ...runtime, env: Object.fromEntries(Object.keys(runtime.env).map((name) => [name, HIDDEN])) };
 }
 
