@@ -10,6 +10,7 @@ import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { getModel } from '../../src/store/models.ts';
 import { type Services, sharedServices } from '../support/services.ts';
+import { createDatabase } from '../support/stack.ts';
 
 const MIGRATIONS = join(import.meta.dirname, '..', '..', 'src', 'store', 'migrations');
 
@@ -18,13 +19,7 @@ describe('migration 016 on models stored before runtimes', () => {
   let sql: Sql;
   before(async () => {
     services = await sharedServices();
-    const admin = connect(services.databaseUrl, { max: 1 });
-    const database = `m_${newId()}`;
-    await admin.unsafe(`create database ${database}`);
-    await admin.end();
-    const url = new URL(services.databaseUrl);
-    url.pathname = `/${database}`;
-    sql = connect(url.toString());
+    sql = connect(await createDatabase(services.databaseUrl, `m_${newId()}`));
   });
   after(async () => {
     await sql?.end();
