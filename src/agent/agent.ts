@@ -2,6 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { nodeTaskQueue } from '../domain/node-work.ts';
 import type { Resources } from '../domain/resources.ts';
 import { ControlPlane } from './control-plane.ts';
+import type { EngineUser } from './engine-user.ts';
 import { detectCapacity } from './gpus.ts';
 import { createNodeActivities } from './node-activities.ts';
 import { NodeEngines } from './node-engines.ts';
@@ -20,6 +21,10 @@ export interface AgentOptions {
   home: string;
   /** How often it heartbeats: well within the control plane's LLMGW_NODE_LOST_S. */
   heartbeatMs: number;
+  /** Whom its engines run as (--engine-user); undefined: its own user. */
+  runAs?: EngineUser;
+  /** Where the node's secrets are (LLMGW_AGENT_SECRETS_DIR), for runtimes' secret_env. */
+  secretsDir?: string;
   /** How often it scrapes its engines' load (issue 12: every second). */
   scrapeMs?: number;
   log?: Pick<Console, 'info' | 'warn'>;
@@ -43,6 +48,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const engines = new NodeEngines({
     gpuIndices: detected.gpuIndices,
     home: options.home,
+    runAs: options.runAs,
+    secretsDir: options.secretsDir,
     onExit: (exit) => {
       log.warn(`replica ${exit.replica}: ${exit.reason}`);
       control.reportFailed(exit.replica, exit.reason).catch((error) => log.warn(String(error)));

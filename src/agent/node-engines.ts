@@ -1,6 +1,7 @@
 import { describeIssue } from '../api/http.ts';
-import { EngineSchema } from '../api/schemas/engine.ts';
+import { EngineSchema, type EngineSpec } from '../api/schemas/engine.ts';
 import type { ReplicaToRun } from '../domain/node-work.ts';
+import { resolveRuntime } from '../domain/runtime-params.ts';
 import { type EngineLoad, loadGaugesOf, scrapeLoad } from './engine-metrics.ts';
 import type { EngineRecord } from './engine-state.ts';
 import { GpuAllocator } from './gpus.ts';
@@ -38,17 +39,8 @@ export class NodeEngines {
   }
 
   /** Starts the replica's engine on its own GPUs, and resolves once it is ready (Supervisor.start). */
-  async start({ replica, model, profile }: ReplicaToRun): Promise<EngineRecord> {
-    if (!profile.engine)
-      throw new Error(`profile ${profile.name} has no engine: an agent has nothing to run`);
-    // Checked again: a profile stored before engines had their schema may hold any shape.
-    const checked = EngineSchema.safeParse(profile.engine);
-    if (!checked.success) {
-      throw new Error(
-        `profile ${profile.name}: ${describeIssue({ ...checked.error.issues[0], path: ['engine', ...checked.error.issues[0].path] })}`,
-      );
-    }
-    const engine = checked.data;
+  async start({ replica, model, profile, runtime }: ReplicaToRun): Promise<EngineRecord> {
+    const { engine, env, secretEnv } = engineToRun(profile, runtime);
     const gpus = this.gpus.allocate(replica, profile.resources.gpus ?? 0);
     try {
       return await this.supervisor.start({
@@ -57,6 +49,8 @@ export class NodeEngines {
         engine,
         gpus,
         defaultConcurrency: profile.default_concurrency,
+        env,
+        secretEnv,
       });
     } catch (error) {
       // A failed start leaves no engine, unless one was already running under this replica's ID.
@@ -109,4 +103,34 @@ export class NodeEngines {
   close() {
     this.supervisor.close();
   }
+}
+
+/**
+ * What a profile runs: its runtime filled with its parameters, checked here again (the runtime may have
+ * changed since they were accepted), or its inline engine; either checked against the engines' schema.
+ */
+export function engineToRun(
+  profile: ReplicaToRun['profile'],
+  runtime: ReplicaToRun['runtime'],
+): { engine: EngineSpec; env?: Record<string, string>; secretEnv?: Record<string, string> } {
+  let inline = profile.engine;
+  let extra: { env?: Record<string, string>; secretEnv?: Record<string, string> } = {};
+  if (profile.runtime !== undefined) {
+    if (runtime?.name !== profile.runtime)
+      throw new Error(`profile ${profile.name} names runtime "${profile.runtime}", which does not exist`);
+    const resolved = resolveRuntime(runtime.name, runtime, profile.params);
+    if (!resolved.ok) throw new Error(`profile ${profile.name}: ${resolved.why}`);
+    inline = resolved.resolved.engine as typeof inline;
+    extra = { env: resolved.resolved.env, secretEnv: resolved.resolved.secretEnv };
+  }
+  if (!inline) throw new Error(`profile ${profile.name} has no engine: an agent has nothing to run`);
+  // Checked again: a profile stored before engines had their schema may hold any shape.
+  const checked = EngineSchema.safeParse(inline);
+  if (!checked.success) {
+    const [issue] = checked.error.issues;
+    throw new Error(
+      `profile ${profile.name}: ${describeIssue({ ...issue, path: ['engine', ...issue.path] })}`,
+    );
+  }
+  return { engine: checked.data, ...extra };
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { childEnvironment } from '../child-process.ts';
 import { ENGINE_VARIABLES, engineCommand } from './engine-command.ts';
 import { tailLines } from './engine-log.ts';
 import { type EngineRecord, EngineStateFile } from './engine-state.ts';
+import type { EngineUser } from './engine-user.ts';
 import { answersReady, waitUntilReady } from './readiness.ts';
 
 /** The agent's own folder: the engines' state file and their logs. */
@@ -31,6 +32,10 @@ export interface ReplicaStart {
   /** Its own GPU indices, from GpuAllocator. */
   gpus: readonly number[];
   defaultConcurrency?: number;
+  /** A runtime's fixed variables, its parameters filled in. */
+  env?: Record<string, string>;
+  /** Variable -> the name of a secret this node keeps (a file of the secrets folder); read at each start. */
+  secretEnv?: Record<string, string>;
 }
 
 /** An engine that ended without being asked to: what it said last, for the replica's reason. */
@@ -50,6 +55,10 @@ export interface SupervisorOptions {
   /** Where the engines' basic variables (PATH, HOME, ...) come from; default this process's. */
   env?: NodeJS.ProcessEnv;
   stopGraceMs?: number;
+  /** Whom the engines run as (--engine-user); undefined: the agent's own user. */
+  runAs?: EngineUser;
+  /** Where the node's secrets are, one file each (LLMGW_AGENT_SECRETS_DIR); default <home>/secrets. */
+  secretsDir?: string;
 }
 
 /** Replica IDs name log files: nothing that could climb out of the logs folder. */
@@ -110,6 +119,10 @@ export class Supervisor {
     const log = this.logPath(request.replica);
     const port = await freePort();
     const command = engineCommand(request.engine, { ...request, port });
+    const secrets = this.readSecrets(request.secretEnv ?? {});
+    const runAs = this.options.runAs;
+    // Another user's engine gets its own home, and starts where it may read (the agent's folder may be closed to it).
+    const user = runAs && { HOME: runAs.home, USER: runAs.name, LOGNAME: runAs.name };
     mkdirSync(join(this.home, 'logs'), { recursive: true });
     const fd = openSync(log, 'a');
     let child: ChildProcess;
@@ -121,7 +134,11 @@ export class Supervisor {
       child = spawn(command.command, command.args, {
         detached: true,
         stdio: ['ignore', fd, fd],
-        env: childEnvironment({ passes: ENGINE_VARIABLES, set: command.env }, this.options.env),
+        env: childEnvironment(
+          { passes: ENGINE_VARIABLES, set: { ...request.env, ...secrets, ...user, ...command.env } },
+          this.options.env,
+        ),
+        ...(runAs && { uid: runAs.uid, gid: runAs.gid, cwd: '/' }),
       });
     } finally {
       closeSync(fd);
@@ -167,6 +184,22 @@ export class Supervisor {
     await this.stop(request.replica);
     throw new Error(
       `the engine was not ready within ${timeoutS} s, so it was stopped${logEnd(await tailLines(log, EXIT_LINES))}`,
+    );
+  }
+
+  /** Each secret's value, read from its file now: a secret changed on the node reaches the next start. */
+  private readSecrets(secretEnv: Record<string, string>): Record<string, string> {
+    const folder = this.options.secretsDir ?? join(this.home, 'secrets');
+    return Object.fromEntries(
+      Object.entries(secretEnv).map(([variable, secret]) => {
+        try {
+          return [variable, readFileSync(join(folder, secret), 'utf8').trimEnd()];
+        } catch {
+          throw new Error(
+            `the secret "${secret}" (for ${variable}) is not on this node: put it in ${join(folder, secret)}`,
+          );
+        }
+      }),
     );
   }
 

@@ -22,6 +22,7 @@ import { nodesRouter } from './routes/nodes/index.ts';
 import { quotasRouter } from './routes/quotas/index.ts';
 import { replicaLogsRouter } from './routes/replica-logs.ts';
 import { replicasRouter } from './routes/replicas.ts';
+import { runtimesRouter } from './routes/runtimes.ts';
 import { targetRouter } from './routes/target.ts';
 import { tenancyRouter } from './routes/tenancy.ts';
 import { tokensRouter } from './routes/tokens/index.ts';
@@ -63,6 +64,7 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
     decisionsRouter,
     measurementsRouter,
     nodesRouter,
+    runtimesRouter,
     replicasRouter,
     replicaLogsRouter,
     tokensRouter,

@@ -21,8 +21,8 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     const keys = issue.keys.map((key) => `"${key}"`).join(', ');
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}${path ? ` in ${path}` : ''}`;
   }
-  // A union (`"owner": "<scope>" | ""`) is told by what its first choice found.
-  if (issue.code === 'invalid_union' && issue.errors[0]?.[0]) {
+  // A union (`"owner": "<scope>" | ""`) is told by what its first choice found, unless it has a sentence of its own.
+  if (issue.code === 'invalid_union' && issue.errors[0]?.[0] && issue.message === 'Invalid input') {
     const inner = issue.errors[0][0];
     return describeIssue({ ...inner, path: [...issue.path, ...inner.path] });
   }

@@ -19,7 +19,7 @@ const h100 = (gpus: number, concurrency: number, priority = 10) => ({
   resources: { gpus, cores: gpus * 8, memory_gib: gpus * 96 },
   gpu_model: 'H100',
   default_concurrency: concurrency,
-  engine: { kind: 'sim' },
+  runtime: 'sim',
 });
 
 export async function seedDemo(call: Call) {
@@ -30,6 +30,13 @@ export async function seedDemo(call: Call) {
   await call('POST', '/api/v1/teams', { org: 'Acme', name: 'web' });
   await call('PUT', '/api/v1/quotas', { scope: 'team:Acme/ml', guarantee: { gpus: 8 }, limit: { gpus: 16 } });
   await call('PUT', '/api/v1/quotas', { scope: 'team:Acme/web', limit: { gpus: 12, cores: 160 } });
+  // What runs the demo's replicas: an admin's runtime, which the teams' models name (as operators would).
+  await call('PUT', '/api/v1/runtimes/sim', {
+    kind: 'sim',
+    description:
+      "llmgw's simulated engine; an operator may set its batch (default: the profile's default_concurrency)",
+    params: { max_batch: { type: 'integer', min: 1, max: 256 } },
+  });
 
   await call('PUT', '/api/v1/models/chat', {
     owner: 'team:Acme/ml',
@@ -43,7 +50,7 @@ export async function seedDemo(call: Call) {
         resources: { gpus: 1, cores: 8, memory_gib: 48 },
         gpu_model: 'L4',
         default_concurrency: 4,
-        engine: { kind: 'sim' },
+        runtime: 'sim',
       },
     ],
   });
@@ -63,7 +70,7 @@ export async function seedDemo(call: Call) {
         priority: 1,
         resources: { cores: 16, memory_gib: 32 },
         default_concurrency: 32,
-        engine: { kind: 'sim' },
+        runtime: 'sim',
       },
     ],
   });

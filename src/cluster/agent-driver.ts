@@ -3,8 +3,10 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { DEFAULT_START_TIMEOUT_S } from '../api/schemas/engine.ts';
 import type { Replica } from '../domain/cluster.ts';
 import { type ReplicaOnNodeInput, replicaOnNodeId } from '../domain/node-work.ts';
+import type { Runtime } from '../domain/runtime.ts';
 import type { Sql } from '../store/db.ts';
 import { getModel } from '../store/models.ts';
+import { getRuntime } from '../store/runtimes.ts';
 import type { replicaOnNode } from '../workflows/replica-on-node.ts';
 import type { ClusterDriver } from './driver.ts';
 
@@ -46,11 +48,18 @@ export class AgentDriver implements ClusterDriver {
     );
     // A model removed meanwhile: its replicas are drained by its deletion, nothing is left to start.
     if (!profile) return;
+    // The runtime as its admin defines it now: the agent checks the parameters against it and fills it in.
+    const runtime = profile.runtime === undefined ? undefined : await getRuntime(this.sql, profile.runtime);
     const input: ReplicaOnNodeInput = {
       op,
       node: replica.node,
-      run: { replica: replica.id, model: replica.model, profile },
-      startTimeoutS: Number(profile.engine?.start_timeout_s ?? DEFAULT_START_TIMEOUT_S),
+      run: {
+        replica: replica.id,
+        model: replica.model,
+        profile,
+        ...(runtime && { runtime: runtimeSpec(runtime) }),
+      },
+      startTimeoutS: Number((runtime ?? profile.engine)?.start_timeout_s ?? DEFAULT_START_TIMEOUT_S),
       nodeLostS: this.options.nodeLostMs / 1000,
       graceS: this.options.drainGraceMs / 1000,
     };
@@ -67,3 +76,6 @@ export class AgentDriver implements ClusterDriver {
     }
   }
 }
+
+/** What an agent needs of a runtime: its definition and name, not who changed it when. */
+const runtimeSpec = ({ updated_by: _by, updated_at: _at, ...spec }: Runtime) => spec;

@@ -14,6 +14,7 @@ import { modelsPage } from './models-page.tsx';
 import { nodesPage } from './nodes-page.tsx';
 import type { PageContext } from './page-context.ts';
 import { quotaPreviewPage } from './quota-preview-page.tsx';
+import { runtimesPage } from './runtimes-page.tsx';
 import { endSession, sessionSecret, startSession } from './session.ts';
 import { SignInPage } from './sign-in-page.tsx';
 import { treePage } from './tree-page.tsx';
@@ -105,6 +106,7 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   app.get('/models', page(modelsPage, '/ui/models'));
   app.get('/models/:name', page(modelPage, '/ui/models'));
   app.get('/nodes', page(nodesPage, '/ui/nodes'));
+  app.get('/runtimes', page(runtimesPage, '/ui/runtimes'));
   app.get('/quota-preview', page(quotaPreviewPage, '/ui/quota-preview'));
   // The browser's EventSource cannot send a bearer header: the session's token is sent for it.
   app.get('/events', (c) => c.get('page').api.stream('/api/v1/events'));

@@ -6,6 +6,7 @@ const PAGES: { path: string; title: string; needs: Action }[] = [
   { path: '/ui/tree', title: 'Tree', needs: 'read' },
   { path: '/ui/models', title: 'Models', needs: 'read' },
   { path: '/ui/nodes', title: 'Nodes', needs: 'read-cluster' },
+  { path: '/ui/runtimes', title: 'Runtimes', needs: 'read-cluster' },
   { path: '/ui/quota-preview', title: 'Quota preview', needs: 'change-quota' },
 ];
 

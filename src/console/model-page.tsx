@@ -12,7 +12,7 @@ import { Page, Problem } from './layout.tsx';
 import { LoadMeter, pendingReason, replicaCounts } from './model-summary.tsx';
 import { type PageContext, reconcilerLink } from './page-context.ts';
 
-type ModelDetail = ModelSummary & { profiles: Profile[] };
+type ModelDetail = ModelSummary & { profiles: Profile[]; warnings?: string[] };
 
 /** A replica as GET /api/v1/replicas answers it. */
 export type ReplicaRow = ReplicaAnswer;
@@ -42,6 +42,9 @@ export async function modelPage(ctx: PageContext, name: string) {
         <p class="replicas">Replicas: {replicaCounts(model.replicas)}</p>
         <LoadMeter summary={model} />
         {pending ? <p class="pending">waiting: {pending}</p> : null}
+        {(model.warnings ?? []).map((warning) => (
+          <p class="warning">{warning}</p>
+        ))}
       </section>
       <h2>Replicas</h2>
       <ReplicaTable replicas={replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed')} />

@@ -1,4 +1,5 @@
 import type { Resources } from './resources.ts';
+import type { ParamValue } from './runtime.ts';
 import type { ScopeKey } from './scope.ts';
 
 export type EngineKind = 'vllm' | 'sglang' | 'llama.cpp' | 'sim' | 'command';
@@ -11,7 +12,11 @@ export interface Profile {
   gpu_model?: string;
   /** In-flight requests one replica serves until the profile is measured. */
   default_concurrency?: number;
+  /** An inline engine: an admin's only (runtimes are how operators choose what runs). */
   engine?: { kind: EngineKind } & Record<string, unknown>;
+  /** The admin-defined runtime that runs it (src/domain/runtime.ts), and the parameters given to it. */
+  runtime?: string;
+  params?: Record<string, ParamValue>;
 }
 
 /** A replica serves requests only through an engine: one of a profile without any has no endpoint. */

@@ -1,6 +1,7 @@
 // What a node's agent runs for the control plane, as the workflows and the agent both name it. Shared by
 // the workflow bundle and the agent: types and names only, no I/O.
 import type { Profile } from './model.ts';
+import type { RuntimeSpec } from './runtime.ts';
 
 /** The task queue an agent's worker polls: Temporal carries its node's work to it and to no other. */
 export const nodeTaskQueue = (node: string) => `llmgw-node:${node}`;
@@ -9,7 +10,9 @@ export const nodeTaskQueue = (node: string) => `llmgw-node:${node}`;
 export interface ReplicaToRun {
   replica: string;
   model: string;
-  profile: Pick<Profile, 'name' | 'resources' | 'engine' | 'default_concurrency'>;
+  profile: Pick<Profile, 'name' | 'resources' | 'engine' | 'runtime' | 'params' | 'default_concurrency'>;
+  /** The runtime the profile names, as its admin defined it when the start was asked: the agent resolves it. */
+  runtime?: RuntimeSpec & { name: string };
 }
 
 /** The activities an agent's worker runs on its node's task queue. */

@@ -15,6 +15,8 @@ type ModelRow = {
     gpu_model: string | null;
     default_concurrency: number | null;
     engine: Profile['engine'] | null;
+    runtime: string | null;
+    params: Profile['params'] | null;
   })[];
 };
 
@@ -36,6 +38,8 @@ const toModel = (row: ModelRow): StoredModel => ({
     ...(p.gpu_model === null ? {} : { gpu_model: p.gpu_model }),
     ...(p.default_concurrency === null ? {} : { default_concurrency: p.default_concurrency }),
     ...(p.engine === null ? {} : { engine: p.engine }),
+    ...(p.runtime === null ? {} : { runtime: p.runtime }),
+    ...(p.params === null ? {} : { params: p.params }),
   })),
 });
 
@@ -44,7 +48,8 @@ export async function listModels(sql: Db, names?: string[]): Promise<StoredModel
   const rows = await sql<ModelRow[]>`
     select m.name, m.owner, m.priority, m.min_replicas, m.max_replicas, m.target_tokens_per_sec, m.deleting,
       coalesce((select json_agg(json_build_object('name', p.name, 'priority', p.priority, 'resources', p.resources,
-        'gpu_model', p.gpu_model, 'default_concurrency', p.default_concurrency, 'engine', p.engine) order by p.position)
+        'gpu_model', p.gpu_model, 'default_concurrency', p.default_concurrency, 'engine', p.engine, 'runtime', p.runtime, 'params', p.params)
+        order by p.position)
         from profiles p where p.model = m.name), '[]') as profiles
     from models m ${names ? sql`where m.name in ${sql(names)}` : sql``}
     order by m.name`;
@@ -89,9 +94,11 @@ export async function putModel(sql: Db, model: ModelSpec): Promise<boolean> {
     await tx`delete from profiles where model = ${model.name}`;
     for (const [position, p] of model.profiles.entries()) {
       await tx`
-        insert into profiles (model, name, priority, resources, gpu_model, default_concurrency, engine, position)
+        insert into profiles (model, name, priority, resources, gpu_model, default_concurrency, engine, runtime,
+          params, position)
         values (${model.name}, ${p.name}, ${p.priority}, ${tx.json(p.resources)}, ${p.gpu_model ?? null},
-          ${p.default_concurrency ?? null}, ${p.engine ? tx.json(p.engine as never) : null}, ${position})`;
+          ${p.default_concurrency ?? null}, ${p.engine ? tx.json(p.engine as never) : null}, ${p.runtime ?? null},
+          ${p.params ? tx.json(p.params) : null}, ${position})`;
     }
     return row.created;
   });

@@ -1,6 +1,7 @@
 // Real nodes end to end on loopback (issue 12): three `llmgw agent` processes, each its own node with
 // its own declared capacity, under a control plane the harness starts. They run the sim engine as a
-// process and GuideLLM's mock server as a command engine: placement, start, readiness, load from the
+// process and GuideLLM's mock server as a command engine, each through a runtime an admin defined and
+// an operator's models name (issue 30): placement, start, readiness, load from the
 // engines' metrics scaling up and down, drain; an engine killed is replaced; an agent killed loses its
 // node within the window and its replicas are replaced on the others; the agent restarted leaves no
 // engine running twice.
@@ -74,28 +75,49 @@ describe('llmgw agents run real engines', () => {
     }
   });
 
-  it('places and starts sim engines and the GuideLLM mock server; each ready replica answers at its endpoint', async () => {
-    await ok(stack, 'PUT', '/api/v1/models/sim-chat', {
+  it('places and starts sim engines and the GuideLLM mock server through runtimes; each ready replica answers at its endpoint', async () => {
+    // An admin defines what runs; the team's operator only names it and sets what it lets them.
+    await ok(stack, 'PUT', '/api/v1/runtimes/sim-engine', {
+      kind: 'sim',
+      params: {
+        max_batch: { type: 'integer', min: 1, max: 64 },
+        base_tpot_ms: { type: 'number', min: 1, max: 1000, default: 20 },
+        tpot_growth_ms: { type: 'number', min: 0, max: 100, default: 2 },
+      },
+    });
+    await ok(stack, 'PUT', '/api/v1/runtimes/guidellm-mock', {
+      kind: 'command',
+      argv: [guidellm, 'mock-server', '--host', '127.0.0.1', '--port', '{port}', '--model', '{model}'],
+    });
+    await ok(stack, 'POST', '/api/v1/orgs', { name: 'Acme' });
+    await ok(stack, 'POST', '/api/v1/teams', { org: 'Acme', name: 'ml' });
+    const operator = {
+      authorization: `Bearer ${await stack.token({ name: 'ml-operator', role: 'operator', scope: 'team:Acme/ml' })}`,
+    };
+    const put = async (model: string, body: Record<string, unknown>) => {
+      const answer = await stack.call(
+        'PUT',
+        `/api/v1/models/${model}`,
+        { owner: 'team:Acme/ml', ...body },
+        operator,
+      );
+      assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    };
+    await put('sim-chat', {
       min_replicas: 2,
       max_replicas: 3,
       profiles: [
         gpuProfile('h100', 1, {
           default_concurrency: 4,
-          engine: { kind: 'sim', max_batch: 4, base_tpot_ms: 20, tpot_growth_ms: 0 },
+          runtime: 'sim-engine',
+          params: { max_batch: 4, base_tpot_ms: 20, tpot_growth_ms: 0 },
         }),
       ],
     });
-    await ok(stack, 'PUT', '/api/v1/models/mock-chat', {
+    await put('mock-chat', {
       min_replicas: 1,
       max_replicas: 1,
-      profiles: [
-        gpuProfile('h100', 1, {
-          engine: {
-            kind: 'command',
-            argv: [guidellm, 'mock-server', '--host', '127.0.0.1', '--port', '{port}', '--model', '{model}'],
-          },
-        }),
-      ],
+      profiles: [gpuProfile('h100', 1, { runtime: 'guidellm-mock' })],
     });
     const sims = await settledAt(stack, 'sim-chat', 2, 90_000);
     const mocks = await settledAt(stack, 'mock-chat', 1, 90_000);

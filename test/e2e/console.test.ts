@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemo } from '../../src/cli/demo.ts';
+import { describeRule } from '../../src/domain/runtime-params.ts';
 import { pendingSentence } from '../../src/policy/explain.ts';
 import { formatAmount, formatNumber, formatResources } from '../../src/policy/resources.ts';
 import { sizingOutcome } from '../../src/policy/sizing-words.ts';
@@ -316,6 +317,62 @@ describe('the web console, in headless Chromium, on the demo data', () => {
       return true;
     });
     await admin.screenshot({ path: join(SHOTS, 'nodes.png'), fullPage: true });
+  });
+
+  it("Runtimes: each one's kind, command line, parameters' rules and variables; values to admins only", async () => {
+    await ok(stack, 'PUT', '/api/v1/runtimes/vllm-qwen', {
+      kind: 'vllm',
+      model: '{params.model}',
+      args: ['--max-model-len', '{params.max_model_len}'],
+      env: { VLLM_LOGGING_LEVEL: 'DEBUG' },
+      secret_env: { HF_TOKEN: 'hf-token' },
+      params: {
+        model: { type: 'string', prefix: 'Qwen/' },
+        max_model_len: { type: 'integer', min: 1024, max: 32768, default: 8192 },
+      },
+    });
+    const runtimes = await ok<any[]>(stack, 'GET', '/api/v1/runtimes');
+    assert.deepEqual(
+      runtimes.map((r) => r.name),
+      ['sim', 'vllm-qwen'],
+      'the demo runs through its sim runtime',
+    );
+    const viewer = await signedInPage(browser, stack.url, viewerToken);
+    try {
+      for (const [page, value] of [
+        [admin, 'DEBUG'],
+        [viewer, '(hidden)'],
+      ] as const) {
+        await page.goto(`${stack.url}/ui/runtimes`);
+        assert.equal(await page.locator('nav a[href="/ui/runtimes"]').count(), 1);
+        for (const runtime of runtimes) {
+          const row = `[data-runtime="${runtime.name}"]`;
+          assert.equal(await textOf(page, `${row} .kind`), runtime.kind);
+          for (const [name, rule] of Object.entries<any>(runtime.params ?? {}))
+            assert.equal(
+              await textOf(page, `${row} [data-param="${name}"]`),
+              `${name}: ${describeRule(rule)}`,
+            );
+        }
+        const row = '[data-runtime="vllm-qwen"]';
+        assert.equal(
+          await textOf(page, `${row} .runs`),
+          '{params.model} --max-model-len {params.max_model_len}',
+        );
+        assert.equal(
+          await textOf(page, `${row} [data-env="VLLM_LOGGING_LEVEL"]`),
+          `VLLM_LOGGING_LEVEL=${value}`,
+        );
+        assert.equal(
+          await textOf(page, `${row} [data-env="HF_TOKEN"]`),
+          "HF_TOKEN from the node's secret hf-token",
+        );
+      }
+      assert.ok(!(await viewer.content()).includes('DEBUG'), 'a viewer never reads the value');
+      await admin.screenshot({ path: join(SHOTS, 'runtimes.png'), fullPage: true });
+    } finally {
+      await viewer.context().close();
+    }
   });
 
   it('Quota preview: what POST /api/v1/quotas/preview says, saving nothing; bad input is a 400 sentence', async () => {

@@ -19,6 +19,11 @@ export function spawnAgent(
   token: string,
   home: string,
   capacity = 'gpus=2,cores=24,memory_gib=256',
+  /**
+   * Whom its engines run as: as root, root by default (the GuideLLM these tests run lives under /root,
+   * which no other user may enter); `['--engine-user', 'nobody']` where a test needs them unprivileged.
+   */
+  engineUser: string[] = process.getuid?.() === 0 ? ['--engines-as-root'] : [],
 ): AgentProcess {
   const args = [
     'agent',
@@ -30,6 +35,7 @@ export function spawnAgent(
     'H100',
     '--label',
     `name=${node}`,
+    ...engineUser,
   ];
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'llmgw.mjs'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -23,6 +23,8 @@ export type Action =
   | 'change-model' // spec, owner, target throughput, measurements, delete
   | 'report-load'
   | 'change-node'
+  | 'change-runtime' // define what runs on nodes: runtimes' commands, environments and parameters
+  | 'write-engine' // a profile's inline engine (a command, flags, an environment): runs as written on nodes
   | 'run-node' // register a node, heartbeat, report its replicas and their load (an agent, for its node)
   | 'manage-tokens'
   | 'read-audit'
@@ -49,6 +51,8 @@ export const PERMISSIONS: Record<Role, Partial<Record<Action, Reach>>> = {
     'change-model': 'anywhere',
     'report-load': 'anywhere',
     'change-node': 'anywhere',
+    'change-runtime': 'anywhere',
+    'write-engine': 'anywhere',
     'run-node': 'anywhere',
     'manage-tokens': 'anywhere',
     'read-audit': 'anywhere',
@@ -157,6 +161,8 @@ const VERBS: Record<Action, string> = {
   'change-model': 'change models or their measurements',
   'report-load': 'report load',
   'change-node': 'change nodes',
+  'change-runtime': 'change runtimes',
+  'write-engine': 'write an inline engine',
   'run-node': 'register or report for nodes',
   'manage-tokens': 'manage tokens',
   'read-audit': 'read the audit log',

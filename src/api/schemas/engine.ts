@@ -27,7 +27,7 @@ const unknownPlaceholder = (text: string) =>
     ([, name]) => !(PLACEHOLDERS as readonly string[]).includes(name),
   )?.[0];
 
-const templated = () =>
+export const templated = () =>
   word().superRefine((text, context) => {
     const unknown = unknownPlaceholder(text);
     if (unknown) {
@@ -37,6 +37,18 @@ const templated = () =>
       });
     }
   });
+
+/** The kinds that load a model and take flags after llmgw's own (`model` and `args`), not a whole argv. */
+export const SERVED_KINDS: readonly string[] = ['vllm', 'sglang', 'llama.cpp'];
+
+/** The settings of the sim engine a sim runtime's parameters may set, and what each must be. */
+export const SIM_SETTINGS = {
+  max_batch: ['integer'],
+  base_tpot_ms: ['integer', 'number'],
+  tpot_growth_ms: ['integer', 'number'],
+  fail_start: ['boolean'],
+  metrics: ['boolean'],
+} as const;
 
 const args = () =>
   z
@@ -53,7 +65,7 @@ const modelPath = () =>
 export const DEFAULT_START_TIMEOUT_S = 600;
 
 /** How long the agent waits for a new replica to answer its health check before it calls it failed. */
-const startTimeout = z
+export const startTimeout = z
   .number({ error: 'must be a number of seconds' })
   .int({ error: 'must be a whole number of seconds' })
   .min(1, { error: 'must be at least 1 second' })
@@ -123,7 +135,8 @@ const SimEngineSchema = z
   })
   .openapi('SimEngine');
 
-const KINDS = ['vllm', 'sglang', 'llama.cpp', 'command', 'sim'];
+/** Every engine kind, one entry each: a runtime's kind is one of these too (runtime.ts). */
+export const ENGINE_KINDS = ['vllm', 'sglang', 'llama.cpp', 'command', 'sim'] as const;
 
 export const EngineSchema = z
   .discriminatedUnion(
@@ -132,7 +145,7 @@ export const EngineSchema = z
     {
       error: (issue) =>
         issue.code === 'invalid_union'
-          ? `must be one of ${KINDS.map((kind) => `"${kind}"`).join(', ')}`
+          ? `must be one of ${ENGINE_KINDS.map((kind) => `"${kind}"`).join(', ')}`
           : undefined,
     },
   )

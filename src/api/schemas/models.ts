@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { EngineSchema } from './engine.ts';
 import { ResourcesSchema } from './resources.ts';
+import { ParamsSchema } from './runtime.ts';
 
 // What more than one route shares about models: a profile is given (PUT) and shown (GET), a decision is
 // shown with its model and in its history, an owner is given with the spec or on its own, and the
@@ -14,7 +15,13 @@ export const ProfileSchema = z
     resources: ResourcesSchema,
     gpu_model: z.string().min(1).max(63).optional(),
     default_concurrency: z.number().int().min(1).max(1_000_000).optional(),
-    engine: EngineSchema.optional(),
+    engine: EngineSchema.optional().openapi({
+      description: "an inline engine: an admin's only; others keep a stored one as it is",
+    }),
+    runtime: ObjectNameSchema.optional().openapi({
+      description: 'the admin-defined runtime that runs it (GET /api/v1/runtimes)',
+    }),
+    params: ParamsSchema.optional(),
   })
   .openapi('Profile');
 

@@ -14,6 +14,7 @@ import { GLOBAL_OPTIONS, globalSettings } from './options.ts';
 import { Output } from './output.ts';
 import { QUOTA_COMMANDS } from './quota.ts';
 import { REPLICA_COMMANDS } from './replicas.ts';
+import { RUNTIME_COMMANDS } from './runtime.ts';
 import { TENANCY_COMMANDS } from './tenancy.ts';
 import { TOKEN_COMMANDS } from './token.ts';
 import { TREE_COMMANDS } from './tree.ts';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   ...MODEL_SPEC_COMMANDS,
   ...MODEL_SCALING_COMMANDS,
   ...NODE_COMMANDS,
+  ...RUNTIME_COMMANDS,
   ...REPLICA_COMMANDS,
   ...MEASUREMENT_COMMANDS,
   ...BENCH_COMMANDS,

@@ -1,6 +1,6 @@
-import { parseAllDocuments } from 'yaml';
+import { applyFile, warningLines } from './apply-file.ts';
 import type { Command } from './command.ts';
-import { Failed, UsageError } from './errors.ts';
+import { UsageError } from './errors.ts';
 import { num, table } from './output.ts';
 import { formatResources, type Resources } from './resources.ts';
 
@@ -39,6 +39,8 @@ interface ModelDetail extends ModelSummary {
     gpu_model?: string;
     default_concurrency?: number;
     engine?: { kind: string };
+    runtime?: string;
+    params?: Record<string, unknown>;
   }[];
   replicas_list: {
     id: string;
@@ -49,6 +51,8 @@ interface ModelDetail extends ModelSummary {
     created_at: string;
   }[];
   decisions: Decision[];
+  /** E.g. a profile kept on an inline engine. */
+  warnings?: string[];
 }
 
 /** "2 ready, 1 starting": the states that have replicas. */
@@ -63,7 +67,6 @@ const ownerText = (model: ModelSummary) => (model.owner ? `${model.owner_name} (
 /** The newest decision's sentence, and when the figures beside it are newer, which. */
 
 /** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
-const warningLines = (warnings: string[] | undefined) => (warnings ?? []).map((w) => `warning: ${w}`);
 
 export const decisionsTable = (decisions: Decision[]) =>
   table(
@@ -95,7 +98,7 @@ function detailText(model: ModelDetail): string {
         formatResources(p.resources),
         p.gpu_model,
         p.default_concurrency,
-        p.engine?.kind,
+        p.runtime === undefined ? p.engine?.kind : `runtime ${p.runtime}`,
       ]),
     ),
     '',
@@ -114,17 +117,8 @@ function detailText(model: ModelDetail): string {
     '',
     'decisions:',
     decisionsTable(model.decisions ?? []),
+    ...warningLines(model.warnings),
   ].join('\n');
-}
-
-/** The models of a YAML file: one document per model (`---` between them), each with its `name`. */
-function modelsIn(text: string, path: string): { name: string; spec: Record<string, unknown> }[] {
-  return parseAllDocuments(text).map((document, i) => {
-    if (document.errors.length > 0) throw new Failed(`${path}: ${document.errors[0].message}`);
-    const { name, ...spec } = (document.toJS() ?? {}) as Record<string, unknown>;
-    if (typeof name !== 'string' || name === '') throw new Failed(`${path}: document ${i + 1} has no name`);
-    return { name, spec };
-  });
 }
 
 /** The API path of a model, or of one of its parts (`/target`). */
@@ -151,26 +145,7 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
       file: { type: 'string', short: 'f', value: 'FILE', description: 'the YAML file', required: true },
     },
     examples: ['llmgw ctl model apply -f model.yaml'],
-    async run(ctx, input) {
-      const path = input.values.file as string;
-      const applied: { name: string; created: boolean; warnings?: string[] }[] = [];
-      for (const { name, spec } of modelsIn(ctx.readFile(path), path)) {
-        const { status, body } = await ctx.api().call<{ warnings?: string[] }>('PUT', modelPath(name), spec);
-        applied.push({
-          name,
-          created: status === 201,
-          ...(body.warnings ? { warnings: body.warnings } : {}),
-        });
-      }
-      ctx.out.show(applied, () =>
-        applied
-          .flatMap((m) => [
-            `model ${m.name} ${m.created ? 'created' : 'updated'}`,
-            ...warningLines(m.warnings),
-          ])
-          .join('\n'),
-      );
-    },
+    run: (ctx, input) => applyFile(ctx, input.values.file as string, 'model', (name) => modelPath(name)),
   },
   {
     path: 'model list',

@@ -1,10 +1,12 @@
 import type { Model } from '../../domain/model.ts';
+import { profileEngine } from '../../domain/runtime-params.ts';
 import type { LoadSignals } from '../../reconcilers/load-signals.ts';
 import type { Sql } from '../../store/db.ts';
 import { deleteLoadReport } from '../../store/load.ts';
 import { listModels } from '../../store/models.ts';
 import { listNodes } from '../../store/nodes.ts';
 import { listReplicas, setEndpoint } from '../../store/replicas.ts';
+import { listRuntimes } from '../../store/runtimes.ts';
 import { SIM_DEFAULTS, type SimEngine, seedOf, startSimEngine } from './engine.ts';
 
 /** How often engines are started or stopped and replicas report their own load (an agent's scrape period). */
@@ -17,7 +19,7 @@ const number = (value: unknown, fallback: number) =>
  * The serving side of the simulated cluster: every ready or draining replica whose profile's engine is
  * `{"kind": "sim"}` runs a simulated OpenAI-compatible engine on loopback (its endpoint is stored with
  * the replica), and reports its own requests in flight as the load source `replica:<id>`. Engine
- * settings come from the profile's engine (`max_batch`, `base_tpot_ms`, `tpot_growth_ms`); the batch
+ * settings come from the profile's engine, or its sim runtime's parameters (`max_batch`, `base_tpot_ms`, `tpot_growth_ms`); the batch
  * defaults to the profile's default_concurrency; `metrics: false` makes an engine nobody scrapes, whose
  * replica reports no load (its model's load is then the gateway's alone). Engines live in this worker's
  * process: after a restart they are started again for the replicas the store says are running.
@@ -38,6 +40,11 @@ export class SimServing {
     if (now - this.syncedAt < SYNC_EVERY_MS) return;
     this.syncedAt = now;
     const models = new Map((await listModels(this.sql)).map((model) => [model.name, model]));
+    const runtimes = new Map((await listRuntimes(this.sql)).map((runtime) => [runtime.name, runtime]));
+    const engineOf = (model: Model | undefined, name: string) => {
+      const profile = model?.profiles.find((p) => p.name === name);
+      return profile && profileEngine(profile, runtimes);
+    };
     // An agent's node runs its engines itself.
     const simNodes = new Set(
       (await listNodes(this.sql)).filter((n) => n.driver === 'sim').map((n) => n.name),
@@ -60,15 +67,16 @@ export class SimServing {
       if (this.engines.has(replica.id)) continue;
       const model = models.get(replica.model)!;
       const profile = model.profiles.find((p) => p.name === replica.profile)!;
+      const settings = engineOf(model, replica.profile)!;
       const engine = await startSimEngine({
         model: model.name,
-        maxBatch: number(profile.engine?.max_batch, profile.default_concurrency ?? SIM_DEFAULTS.maxBatch),
-        baseTpotMs: number(profile.engine?.base_tpot_ms, SIM_DEFAULTS.baseTpotMs),
-        tpotGrowthMs: number(profile.engine?.tpot_growth_ms, SIM_DEFAULTS.tpotGrowthMs),
+        maxBatch: number(settings.max_batch, profile.default_concurrency ?? SIM_DEFAULTS.maxBatch),
+        baseTpotMs: number(settings.base_tpot_ms, SIM_DEFAULTS.baseTpotMs),
+        tpotGrowthMs: number(settings.tpot_growth_ms, SIM_DEFAULTS.tpotGrowthMs),
         jitter: 0.1,
         seed: seedOf(replica.id),
       });
-      this.engines.set(replica.id, { engine, model: model.name, scraped: profile.engine?.metrics !== false });
+      this.engines.set(replica.id, { engine, model: model.name, scraped: settings.metrics !== false });
       await setEndpoint(this.sql, replica.id, `${engine.url}/v1`);
     }
     await Promise.all(
@@ -100,6 +108,3 @@ export class SimServing {
     this.engines.clear();
   }
 }
-
-const engineOf = (model: Model | undefined, profile: string) =>
-  model?.profiles.find((p) => p.name === profile)?.engine;

@@ -52,10 +52,14 @@ export class SimCluster implements ClusterDriver {
   async tick(): Promise<void> {
     const { sql } = this;
     const started = await sql<{ model: string; node: string; state: string }[]>`
-      update replicas r set state = case when p.engine->>'fail_start' = 'true' then 'failed' else 'ready' end,
-        reason = case when p.engine->>'fail_start' = 'true' then 'the simulated engine failed to start' else r.reason end,
+      update replicas r set state = case when f.fails then 'failed' else 'ready' end,
+        reason = case when f.fails then 'the simulated engine failed to start' else r.reason end,
         updated_at = now()
       from profiles p
+        -- fail_start, inline or a sim runtime's parameter (given, else its default)
+        left join runtimes rt on rt.name = p.runtime
+        cross join lateral (select coalesce(p.engine->>'fail_start', p.params->>'fail_start',
+          rt.spec->'params'->'fail_start'->>'default') = 'true' as fails) f
       where p.model = r.model and p.name = r.profile and r.state = 'starting'
         and r.node in (select name from nodes where driver = 'sim')
         and r.updated_at <= now() - ${this.options.startDelayMs} * interval '1 millisecond'

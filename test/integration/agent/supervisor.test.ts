@@ -271,6 +271,16 @@ describe('the engine supervisor, with real engines', () => {
     );
   });
 
+  it('refuses a start whose runtime names a secret this node does not have, saying where to put it', async () => {
+    await assert.rejects(
+      supervisor.start({ ...sim, replica: 'chat-secretless-1', secretEnv: { HF_TOKEN: 'hf-token' } }),
+      {
+        message: `the secret "hf-token" (for HF_TOKEN) is not on this node: put it in ${join(home, 'secrets', 'hf-token')}`,
+      },
+    );
+    assert.ok(!supervisor.list().some((r) => r.replica === 'chat-secretless-1'));
+  });
+
   describe('on a node whose nvidia-smi lists 8 GPUs', () => {
     const bin = join(work, 'bin');
     const seen = (replica: string) => JSON.parse(readFileSync(join(work, `${replica}.env`), 'utf8'));

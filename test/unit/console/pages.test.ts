@@ -192,6 +192,23 @@ describe("a model's page", () => {
     assert.doesNotMatch(shown, /no replica to add/);
   });
 
+  it("shows the model's warnings, such as a profile kept on an inline engine", async () => {
+    const warning = 'profile "vllm-h100" runs an inline command engine, which only an admin may change';
+    const shown = await modelPage(
+      contextAnswering({
+        '/api/v1/models/chat': { ...model, warnings: [warning] },
+        '/api/v1/models/chat/decisions?limit=50': [],
+        '/api/v1/replicas?model=chat': [],
+        '/api/v1/measurements?model=chat': [],
+      }),
+      'chat',
+    ).then(html);
+    assert.match(
+      shown,
+      /<p class="warning">profile &quot;vllm-h100&quot; runs an inline command engine, which only an admin may change<\/p>/,
+    );
+  });
+
   it('marks Models as the current page in the menu', async () => {
     const shown = await page({ plan: [], reaches_tokens_per_sec: 0, fits: false, blocked_by: [] });
     assert.match(shown, /<a href="\/ui\/models" aria-current="page">Models<\/a>/);

@@ -13,7 +13,7 @@ import {
   setOwner,
 } from '../../../store/models.ts';
 import { readSnapshot } from '../../../store/snapshot.ts';
-import { authorize, visibility } from '../../auth/guard.ts';
+import { authorize, identityOf, visibility } from '../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../http.ts';
@@ -21,6 +21,7 @@ import { modelInView, modelToChange } from '../../model-in-view.ts';
 import { modelChange, recordedChange } from '../../recorded.ts';
 import { refuseBeyondScopeCap } from '../../scope-caps.ts';
 import { resolveOrRefuse } from '../../scopes.ts';
+import { inlineEngineWarnings, profilesShown, profilesToStore } from './engines.ts';
 import { modelSummaries } from './read-model.ts';
 import type {
   deleteModelRoute,
@@ -59,8 +60,9 @@ export function modelHandlers(deps: ApiDeps) {
         if (existing) await authorize(c, 'change-model', { scope: existing.owner, model: name });
         await authorize(c, 'change-model', { scope: owner, model: name });
         if (!existing) await refuseBeyondScopeCap(c, tx, 'models', deps.scopeCaps);
+        const profiles = await profilesToStore(c, tx, input.profiles, existing?.profiles);
         return {
-          created: await putModel(tx, spec),
+          created: await putModel(tx, { ...spec, profiles }),
           owner,
           moved: owner !== null && owner !== existing?.owner,
         };
@@ -109,14 +111,16 @@ export function modelHandlers(deps: ApiDeps) {
     const [found] = await modelSummaries(sql, now(), deps.policy, shownDecision, [name]);
     // A model the caller may not see is one it is not told of.
     if (!found || !(await visibility(c))(found.owner)) throw noSuchModel(name);
+    const warnings = inlineEngineWarnings(found.profiles);
     const detail = {
       ...found.summary,
-      profiles: found.profiles,
+      profiles: profilesShown(found.profiles, identityOf(c)),
       replicas_list: found.replicas.map((r) => ({
         ...r,
         created_at: new Date(r.created_at).toISOString(),
       })),
       decisions: (await listDecisions(sql, name, 10)).map(shownDecision),
+      ...(warnings.length > 0 ? { warnings } : {}),
     };
     return c.json(detail as z.infer<typeof ModelDetailSchema>, 200);
   };

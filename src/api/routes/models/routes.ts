@@ -55,6 +55,9 @@ export const ModelDetailSchema = ModelSummarySchema.extend({
   profiles: z.array(ProfileSchema),
   replicas_list: z.array(ReplicaSchema),
   decisions: z.array(DecisionSchema),
+  warnings: WarningsSchema.openapi({
+    description: 'what a reader should know of the model, e.g. a profile kept on an inline engine',
+  }),
 }).openapi('Model');
 
 export const putModelRoute = createRoute({
