@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_START_TIMEOUT_S, type EngineSpec } from '../api/schemas/engine.ts';
 import { childEnvironment } from '../child-process.ts';
+import { hostUrl } from '../domain/node-grant.ts';
 import { ENGINE_VARIABLES, engineCommand } from './engine-command.ts';
 import { tailLines } from './engine-log.ts';
 import { type EngineRecord, EngineStateFile } from './engine-state.ts';
@@ -45,6 +46,8 @@ export interface EngineExit {
 
 export interface SupervisorOptions {
   home?: string;
+  /** The node's address, which its engines listen on (default 127.0.0.1). */
+  host?: string;
   /** Told of every engine that exits, or is found gone, without a stop asked for. */
   onExit?: (exit: EngineExit) => void;
   /** Where the engines' basic variables (PATH, HOME, ...) come from; default this process's. */
@@ -108,8 +111,9 @@ export class Supervisor {
     // Known but not watched: an engine adopt() found silent. It is not trusted to become ready; a new one is.
     if (known) await this.stop(known.replica);
     const log = this.logPath(request.replica);
-    const port = await freePort();
-    const command = engineCommand(request.engine, { ...request, port });
+    const host = this.options.host ?? '127.0.0.1';
+    const port = await freePort(host);
+    const command = engineCommand(request.engine, { ...request, port, host });
     mkdirSync(join(this.home, 'logs'), { recursive: true });
     const fd = openSync(log, 'a');
     let child: ChildProcess;
@@ -144,7 +148,7 @@ export class Supervisor {
       engine: request.engine,
       pid: child.pid,
       port,
-      url: `http://127.0.0.1:${port}`,
+      url: hostUrl(host, port),
       gpus: [...request.gpus],
       log,
       started_at: new Date().toISOString(),
@@ -270,11 +274,11 @@ const logEnd = (lines: string[]) => (lines.length > 0 ? `; its log ends:\n${line
  * A port nothing listens on now, for the engine to take. Another process may take it in between;
  * the engine then fails to bind and its exit says so, and a retried start picks another port.
  */
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });

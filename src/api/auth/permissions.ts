@@ -1,3 +1,4 @@
+import type { NodeGrant } from '../../domain/node-grant.ts';
 import type { Role } from '../../domain/roles.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
 
@@ -11,6 +12,8 @@ export interface Identity {
   models: string[] | null;
   /** The one node an agent registers and reports for. */
   node?: string;
+  /** That node's address and the most it may declare (absent on agent tokens made before them). */
+  nodeGrant?: NodeGrant;
 }
 
 export type Action =
