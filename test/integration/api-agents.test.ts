@@ -138,7 +138,7 @@ describe('agents API', () => {
     const beyond: [Record<string, unknown>, string][] = [
       // The finding: 1,000 H100s from an agent token answered 200.
       [{ capacity: { gpus: 1000 } }, `${token} allows at most 8 GPUs, not 1000 GPUs`],
-      [{ capacity: { gpus: 8, cores: 65 } }, `${token} allows at most 64 cores, not 65 cores`],
+      [{ capacity: { gpus: 8, cores: 97 } }, `${token} allows at most 96 cores, not 97 cores`],
       [{ gpu_model: 'B200' }, `${token} allows the GPU model H100 only, not B200`],
       [{ labels: { tier: 'gold' } }, `${token} allows no label tier`],
       [{ labels: { name: 'other' } }, `${token} allows the label name=${node} only, not name=other`],

@@ -14,7 +14,7 @@ export interface AgentProcess {
 
 /**
  * What an admin gives an agent token of `node` (POST /api/v1/tokens): its address (loopback here) and
- * bounds above what spawnAgent and the API tests declare (gpus=8,cores=64,memory_gib=512, H100, name=node).
+ * bounds no lower than what spawnAgent, the API tests and bench agent-start declare (H100, name=node).
  */
 export const agentGrant = (node: string, address = '127.0.0.1') => ({
   name: `agent-${node}`,
@@ -22,7 +22,7 @@ export const agentGrant = (node: string, address = '127.0.0.1') => ({
   node,
   node_address: address,
   node_bounds: {
-    capacity: { gpus: 8, cores: 64, memory_gib: 512 },
+    capacity: { gpus: 8, cores: 96, memory_gib: 1024 },
     gpu_model: 'H100',
     labels: { name: node },
   },
