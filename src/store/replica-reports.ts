@@ -26,21 +26,24 @@ export async function applyReplicaReport(
       select r.model, r.state, n.address from replicas r join nodes n on n.name = r.node
       where r.id = ${id} and r.node = ${node} for update of r`;
     if (!row) return null;
-    if (report.state === 'ready' && !row.address)
-      report = { state: 'failed', reason: `node ${node} has no address: its agent registered without one` };
+    // A node without an address (none of its agent's registrations gave one) serves nowhere.
+    const said: ReplicaReport =
+      report.state === 'ready' && !row.address
+        ? { state: 'failed', reason: `node ${node} has no address: its agent registered without one` }
+        : report;
     const to: ReplicaState | null =
-      report.state === 'ready'
+      said.state === 'ready'
         ? row.state === 'starting'
           ? 'ready'
           : null
         : row.state === 'draining'
           ? 'stopped'
-          : report.state === 'failed' && (row.state === 'starting' || row.state === 'ready')
+          : said.state === 'failed' && (row.state === 'starting' || row.state === 'ready')
             ? 'failed'
             : null;
     if (!to) return { model: row.model, moved: false, state: row.state };
-    const reason = report.state === 'failed' ? report.reason : null;
-    const endpoint = report.state === 'ready' ? engineEndpoint(row.address!, report.port) : null;
+    const reason = said.state === 'failed' ? said.reason : null;
+    const endpoint = said.state === 'ready' && row.address ? engineEndpoint(row.address, said.port) : null;
     await tx`update replicas set state = ${to}, reason = coalesce(${reason}, reason), endpoint = ${endpoint},
       updated_at = now() where id = ${id}`;
     return { model: row.model, moved: true, state: to };
