@@ -142,6 +142,18 @@ describe('temporal-server.sh refuses bad input in one sentence, before building 
       /^temporal-server: --port takes the first of 9 free ports \(1 to 65527\), not '65530'$/,
     ],
     [
+      "a block of 12 ports past 65535 with llmgw's authorizer",
+      ['start', '--port', '65525', '--authorize'],
+      { TEMPORAL_POSTGRES_URL: url },
+      /^temporal-server: --port with --authorize takes the first of 12 free ports \(1 to 65524\), not '65525'$/,
+    ],
+    [
+      "llmgw's authorizer without its key",
+      ['start', '--port', '7233', '--authorize'],
+      { TEMPORAL_POSTGRES_URL: url },
+      /^temporal-server: --authorize needs LLMGW_TEMPORAL_KEY_FILE: a readable file holding the key that signs llmgw's Temporal credentials$/,
+    ],
+    [
       'an unknown option',
       ['start', '--port', '7233', '--ui'],
       { TEMPORAL_POSTGRES_URL: url },
