@@ -124,13 +124,11 @@ async function boundedRegistration(
   declared: NodeDeclaration,
 ): Promise<string> {
   const grant = who.nodeGrant;
-  const why = grant
-    ? (() => {
-        const breach = beyondBounds(declared, grant.bounds);
-        return breach && breachSentence(name, breach);
-      })()
+  const breach = grant && beyondBounds(declared, grant.bounds);
+  if (grant && !breach) return grant.address;
+  const why = breach
+    ? breachSentence(name, breach)
     : `the agent token ${who.name} was made before node addresses and bounds: an admin makes a new one with both`;
-  if (!why) return grant!.address;
   await recordEvent(
     deps.sql,
     { actor: who.name, action: 'node.register-refused', target: `node:${name}` },
