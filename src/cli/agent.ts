@@ -9,7 +9,8 @@ export const AGENT_USAGE = `usage: llmgw agent --node NAME [--token TOKEN] [--ap
 Runs this machine's engines for the control plane: registers node NAME through the API with the
 capacity it detects (nvidia-smi, the OS, /proc/meminfo; --capacity and --gpu-model override), runs a
 Temporal worker on the task queue llmgw-node:NAME, heartbeats, and reports its engines' load. Its token
-is an agent token of NAME (llmgw ctl token create --role agent --node NAME).
+is an agent token of NAME (llmgw ctl token create --role agent --node NAME --address ADDRESS
+--max-capacity ...): its engines listen on that address, and it declares no more than those bounds.
 
 environment: LLMGW_TOKEN (or --token), LLMGW_API_URL (or --api; default http://127.0.0.1:8080),
   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LLMGW_AGENT_HOME (its engines' state
