@@ -185,10 +185,12 @@ describe('agents API', () => {
       expires_at: null,
     };
     await issueToken(stack.sql, legacy, secret, 'before-017');
+    const refusal = `an agent of node ${node} may not act: its token was made before node addresses and bounds; an admin makes a new one with both`;
+    assertError(await stack.call('PUT', `/api/v1/nodes/${node}`, registration, bearer(secret)), 403, refusal);
     assertError(
-      await stack.call('PUT', `/api/v1/nodes/${node}`, registration, bearer(secret)),
+      await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, bearer(secret)),
       403,
-      `the agent token old-${tag} was made before node addresses and bounds: an admin makes a new one with both`,
+      refusal,
     );
   });
 

@@ -106,6 +106,12 @@ export function may(who: Identity, action: Action, target?: Target, label: Label
       `may not ${VERBS[action]}: ${action === 'read-metrics' ? METRICS_LIMIT : ROLE_LIMIT[who.role]}`,
     );
   }
+  // An agent token made before 017 bounds nothing: its agent is refused until an admin makes a new one.
+  if (who.role === 'agent' && !who.nodeGrant) {
+    return refuse(
+      'may not act: its token was made before node addresses and bounds; an admin makes a new one with both',
+    );
+  }
   if (who.node !== undefined && target?.node !== undefined && target.node !== who.node) {
     return refuse(`may not act for node ${target.node}: it registers and reports for its own node only`);
   }

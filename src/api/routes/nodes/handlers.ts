@@ -1,5 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { Conflict, NotFound } from '../../../domain/errors.ts';
+import type { NodeGrant } from '../../../domain/node-grant.ts';
 import { beyondBounds, breachSentence, type NodeDeclaration } from '../../../policy/node-bounds.ts';
 import { nodeUsage } from '../../../policy/node-usage.ts';
 import { complete, exceeding, formatResources, sum } from '../../../policy/resources.ts';
@@ -10,7 +11,6 @@ import { lastHeartbeats } from '../../../store/node-liveness.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../../store/nodes.ts';
 import { listReplicas } from '../../../store/replicas.ts';
 import { identityOf } from '../../auth/guard.ts';
-import type { Identity } from '../../auth/permissions.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ApiError } from '../../http.ts';
 import { recordedChange } from '../../recorded.ts';
@@ -35,7 +35,10 @@ export function nodeHandlers(deps: ApiDeps) {
     const who = identityOf(c);
     if (who.role === 'agent' && input.driver !== 'agent')
       throw new ApiError(400, 'an agent registers its node with driver "agent"');
-    const address = who.role === 'agent' ? await boundedRegistration(deps, who, name, input) : undefined;
+    // Only an agent's identity carries a node grant (permissions.ts refuses an agent's without one).
+    const address = who.nodeGrant
+      ? await boundedRegistration(deps, who.name, who.nodeGrant, name, input)
+      : undefined;
     const held = sum((await listReplicas(sql, { node: name, activeOnly: true })).map((r) => r.resources));
     // An absent dimension is no capacity at all (placement reads it as 0), so it is compared as 0.
     const short = exceeding(held, complete(input.capacity));
@@ -119,19 +122,17 @@ export function nodeHandlers(deps: ApiDeps) {
  */
 async function boundedRegistration(
   deps: ApiDeps,
-  who: Identity,
+  token: string,
+  grant: NodeGrant,
   name: string,
   declared: NodeDeclaration,
 ): Promise<string> {
-  const grant = who.nodeGrant;
-  const breach = grant && beyondBounds(declared, grant.bounds);
-  if (grant && !breach) return grant.address;
-  const why = breach
-    ? breachSentence(name, breach)
-    : `the agent token ${who.name} was made before node addresses and bounds: an admin makes a new one with both`;
+  const breach = beyondBounds(declared, grant.bounds);
+  if (!breach) return grant.address;
+  const why = breachSentence(name, breach);
   await recordEvent(
     deps.sql,
-    { actor: who.name, action: 'node.register-refused', target: `node:${name}` },
+    { actor: token, action: 'node.register-refused', target: `node:${name}` },
     { declared: declared as never, reason: why },
   );
   throw new ApiError(403, why);
