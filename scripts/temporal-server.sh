@@ -19,8 +19,8 @@
 # The server takes the block of ports P..P+8, on 127.0.0.1: P is the frontend's gRPC (clients' address),
 # P+1 its HTTP API, the rest the services' gRPC and membership ports. With --authorize, P..P+11: P+9..P+11
 # are the internal frontend's, which the server's own workers call without credentials (it authorizes
-# nothing, so it must be reachable from the server's machines only: no agent, no client). The URL comes from the environment,
-# not the command line, because any local user can read a command line (ps). The namespace and llmgw's
+# nothing, so it must be reachable from the server's machines only: no agent, no client). The URL comes
+# from the environment, not the command line, because any local user can read a command line (ps). The namespace and llmgw's
 # search attributes are the caller's to register (src/cli/dev/temporal-postgres-server.ts), as
 # temporal-setup does in compose.
 set -euo pipefail
