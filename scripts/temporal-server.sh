@@ -2,20 +2,25 @@
 # Temporal server on Postgres, as production runs it (docker-compose.yml's temporal, temporal-schema jobs),
 # for tests, benchmarks and `llmgw dev --temporal server`.
 #
-#   temporal-server.sh build
+#   temporal-server.sh build [--authorize]
 #       builds temporal-server and temporal-sql-tool with go install (once per machine: some ten minutes on
 #       two cores) and copies the Postgres schema they ship, into ~/.cache/llmgw/temporal-server-v<version>;
-#       prints that folder
-#   TEMPORAL_POSTGRES_URL=postgres://user:password@host:port/temporal temporal-server.sh start --port P
+#       prints that folder. --authorize builds llmgw's own server instead (deploy/temporal-server: the same
+#       server with llmgw's authorizer), into a folder named after its Go source's hash
+#   TEMPORAL_POSTGRES_URL=postgres://user:password@host:port/temporal temporal-server.sh start --port P [--authorize]
 #       builds if needed, creates the databases <db> and <db>_visibility if missing and brings their
 #       schemas up to date (temporal-schema's steps), writes a config to a temporary folder, then runs the
-#       server in the foreground (exec: a signal to this process reaches the server)
-#   TEMPORAL_POSTGRES_URL=... temporal-server.sh config --port P --dir DIR
+#       server in the foreground (exec: a signal to this process reaches the server). With --authorize,
+#       llmgw's server, which takes every call's credential (LLMGW_TEMPORAL_KEY_FILE: the key that signs
+#       them, shared with the control plane) and lets an agent reach its own node's task queue only
+#   TEMPORAL_POSTGRES_URL=... temporal-server.sh config --port P --dir DIR [--authorize]
 #       only writes that config to DIR
 #
 # The server takes the block of ports P..P+8, on 127.0.0.1: P is the frontend's gRPC (clients' address),
-# P+1 its HTTP API, the rest the services' gRPC and membership ports. The URL comes from the environment,
-# not the command line, because any local user can read a command line (ps). The namespace and llmgw's
+# P+1 its HTTP API, the rest the services' gRPC and membership ports. With --authorize, P..P+11: P+9..P+11
+# are the internal frontend's, which the server's own workers call without credentials (it authorizes
+# nothing, so it must be reachable from the server's machines only: no agent, no client). The URL comes
+# from the environment, not the command line, because any local user can read a command line (ps). The namespace and llmgw's
 # search attributes are the caller's to register (src/cli/dev/temporal-postgres-server.ts), as
 # temporal-setup does in compose.
 set -euo pipefail
@@ -24,12 +29,23 @@ cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/temporal-server-v$version"
 scripts_dir="$(cd "$(dirname "$0")" && pwd)"
 # A fresh database's shard count is fixed for its lifetime; 4, as the server's own Postgres dev config.
 history_shards=4
+authorize=''
 log() { printf 'temporal-server: %s\n' "$*" >&2; }
 fail() { log "$*"; exit 1; }
 # shellcheck source=progress.sh
 . "$scripts_dir/progress.sh"
 
 built() { [ -x "$cache_dir/temporal-server" ]; }
+
+# With --authorize: llmgw's own server (deploy/temporal-server: the stock one with an authorizer), in a
+# folder keyed by its Go source's hash, so that a machine builds each version of it once.
+authorizing_source="$scripts_dir/../deploy/temporal-server"
+use_authorizing_server() {
+  local hash
+  hash=$(cd "$authorizing_source" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)
+  cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/temporal-server-v$version-llmgw-$hash"
+  authorize=1
+}
 
 build() {
   built && return 0
@@ -39,12 +55,17 @@ build() {
   # Built into a folder of its own, then moved in: the server binary, moved last, marks a finished build.
   local staging
   staging=$(mktemp -d "$cache_dir/.build-XXXXXX")
-  log "building Temporal server v$version with go install (once per machine: some ten minutes on two cores)"
-  # Both commands in one go install: they share the module and most packages.
-  with_progress "building Temporal server" go_install_summary \
-    env GOBIN="$staging" GOFLAGS=-mod=mod go install -x \
-    "go.temporal.io/server/cmd/server@v$version" "go.temporal.io/server/cmd/tools/sql@v$version" ||
-    { rm -rf "$staging"; fail "go install failed (its output is above)"; }
+  log "building Temporal server v$version${authorize:+ with the llmgw authorizer} (once per machine: some ten minutes on two cores)"
+  # Both commands in one go command: they share the module and most packages.
+  if [ -n "$authorize" ]; then
+    (cd "$authorizing_source" && with_progress "building Temporal server" go_install_summary \
+      env GOFLAGS=-mod=mod go build -x -o "$staging/" . go.temporal.io/server/cmd/tools/sql)
+  else
+    with_progress "building Temporal server" go_install_summary \
+      env GOBIN="$staging" GOFLAGS=-mod=mod go install -x \
+      "go.temporal.io/server/cmd/server@v$version" "go.temporal.io/server/cmd/tools/sql@v$version"
+  fi || { rm -rf "$staging"; fail "the Go build failed (its output is above)"; }
+  [ -x "$staging/server" ] || mv "$staging/temporal-server" "$staging/server"
   local module
   module="$(go env GOMODCACHE)/go.temporal.io/server@v$version"
   mkdir -p "$staging/schema/postgresql"
@@ -111,6 +132,20 @@ service() {
 EOF
 }
 
+# With --authorize: the internal frontend, which the server's own workers call (they find it through
+# membership: the config then names no publicClient). Without it, nothing.
+internal_frontend() {
+  [ -n "$authorize" ] || return 0
+  cat <<EOF
+  internal-frontend:
+    rpc:
+      grpcPort: $((port + 9))
+      httpPort: $((port + 11))
+      membershipPort: $((port + 10))
+      bindOnIP: 127.0.0.1
+EOF
+}
+
 # write_config DIR: DIR/development.yaml (the server's --env) and DIR/dynamicconfig.yaml, readable by
 # this user alone (the first holds the password).
 write_config() {
@@ -146,6 +181,7 @@ services:
 $(service history $((port + 3)) $((port + 4)))
 $(service matching $((port + 5)) $((port + 6)))
 $(service worker $((port + 7)) $((port + 8)))
+$(internal_frontend)
 clusterMetadata:
   enableGlobalNamespace: false
   failoverVersionIncrement: 10
@@ -160,8 +196,7 @@ clusterMetadata:
       httpAddress: 127.0.0.1:$((port + 1))
 dcRedirectionPolicy:
   policy: noop
-publicClient:
-  hostPort: 127.0.0.1:$port
+$([ -n "$authorize" ] || printf 'publicClient:\n  hostPort: 127.0.0.1:%s\n' "$port")
 dynamicConfigClient:
   filepath: $(yaml_quoted "$dir/dynamicconfig.yaml")
   pollInterval: 10s
@@ -202,23 +237,30 @@ sql_tool() {
   fi
 }
 
-# parse_options ARGS...: --port P, and --dir DIR where allowed ($dir_allowed).
+# parse_options ARGS...: --port P, --authorize, and --dir DIR where allowed ($dir_allowed).
 parse_options() {
   port='' dir=''
   while (($#)); do
     case $1 in
       --port) parse_port "${2:-}"; shift 2 ;;
+      --authorize) use_authorizing_server; shift ;;
       --dir) [ -n "$dir_allowed" ] && [ -n "${2:-}" ] || fail "--dir DIR belongs to 'config'"; dir=$2; shift 2 ;;
-      *) fail "unknown option '$1' (usage: temporal-server.sh build | start --port P | config --port P --dir DIR)" ;;
+      *) fail "unknown option '$1' (usage: temporal-server.sh build [--authorize] | start --port P [--authorize] | config --port P --dir DIR [--authorize])" ;;
     esac
   done
   [ -n "$port" ] || fail "--port P is required (the first of 9 free ports)"
+  [ -z "$authorize" ] || ((port <= 65524)) || fail "--port with --authorize takes the first of 12 free ports (1 to 65524), not '$port'"
 }
 
 command=${1:-}
 shift || true
 case $command in
   build)
+    case ${1:-} in
+      '') ;;
+      --authorize) use_authorizing_server ;;
+      *) fail "unknown option '$1' (usage: temporal-server.sh build [--authorize])" ;;
+    esac
     build
     echo "$cache_dir"
     ;;
@@ -231,6 +273,10 @@ case $command in
   start)
     dir_allowed='' parse_options "$@"
     parse_postgres_url
+    if [ -n "$authorize" ]; then
+      [ -r "${LLMGW_TEMPORAL_KEY_FILE:-}" ] ||
+        fail "--authorize needs LLMGW_TEMPORAL_KEY_FILE: a readable file holding the key that signs llmgw's Temporal credentials"
+    fi
     build
     setup_schema "$pg_database" temporal
     setup_schema "${pg_database}_visibility" visibility
@@ -239,9 +285,12 @@ case $command in
     # The config folder goes when the server does (exec keeps this process's id), however it ends.
     (while kill -0 $$ 2>/dev/null; do sleep 2; done; rm -rf "$dir") </dev/null >/dev/null 2>&1 &
     unset TEMPORAL_POSTGRES_URL
+    if [ -n "$authorize" ]; then
+      exec "$cache_dir/temporal-server" --root "$dir" --config . --env development --key-file "$LLMGW_TEMPORAL_KEY_FILE"
+    fi
     exec "$cache_dir/temporal-server" --root "$dir" --config . --env development --allow-no-auth start
     ;;
   *)
-    fail "usage: temporal-server.sh build | start --port P | config --port P --dir DIR (TEMPORAL_POSTGRES_URL in the environment)"
+    fail "usage: temporal-server.sh build [--authorize] | start --port P [--authorize] | config --port P --dir DIR [--authorize] (TEMPORAL_POSTGRES_URL in the environment)"
     ;;
 esac

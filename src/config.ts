@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { estimatedBits, STRONG_SECRET_BITS } from './api/auth/secrets.ts';
+import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 
 /** Everything llmgw reads from its environment; names as ARCHITECTURE.md lists them. */
@@ -10,6 +12,12 @@ export interface Config {
   /** Temporal frontend; absent = the Temporal CLI dev server (llmgw dev only). */
   temporalAddress?: string;
   temporalNamespace: string;
+  /**
+   * LLMGW_TEMPORAL_KEY_FILE's key, shared with a Temporal server that authorizes calls (deploy/temporal-server):
+   * the control plane's connections carry a credential signed with it, agents get their node's. Absent:
+   * no credentials (the dev server, which authorizes nothing).
+   */
+  temporalKey?: Buffer;
   temporalPort: number;
   temporalUiPort: number;
   /** Where a browser finds the Temporal UI, which the console links each reconciler to (no trailing slash). */
@@ -116,6 +124,26 @@ function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value || undefined;
 }
 
+/** A key kept in a file (its surrounding blanks dropped), at least MIN_TEMPORAL_KEY_BYTES; undefined when unset. */
+function keyFile(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const path = env[name];
+  if (!path) return undefined;
+  let key: Buffer;
+  try {
+    key = Buffer.from(readFileSync(path, 'utf8').trim());
+  } catch (error) {
+    throw new ConfigError(
+      `${name}=${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+  if (key.length < MIN_TEMPORAL_KEY_BYTES) {
+    throw new ConfigError(
+      `${name}=${path} holds ${key.length} bytes, fewer than ${MIN_TEMPORAL_KEY_BYTES}; make one with: openssl rand -base64 32`,
+    );
+  }
+  return key;
+}
+
 /** A load source name part: letters, digits, ".", "_" or "-" (the API's LoadReport source rule). */
 function gatewayInstance(value: string | undefined): string {
   const instance = value || `${hostname()}-${process.pid}`.replace(/[^\w.-]/g, '-').slice(0, 80);
@@ -140,6 +168,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalKey: keyFile(env, 'LLMGW_TEMPORAL_KEY_FILE'),
     temporalPort: port(env, 'LLMGW_TEMPORAL_PORT', 7233),
     temporalUiPort,
     temporalUiUrl: httpUrl(env, 'LLMGW_TEMPORAL_UI_URL', `http://localhost:${temporalUiPort}`),

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import type { temporal } from '@temporalio/proto';
 import { answersReady } from '../../src/agent/readiness.ts';
 import { replicaOnNodeId } from '../../src/domain/node-work.ts';
-import { engineRecords, killEngines, spawnAgent } from '../../test/support/agents.ts';
+import { agentGrant, engineRecords, killEngines, spawnAgent } from '../../test/support/agents.ts';
 import { eventually, startStack } from '../../test/support/stack.ts';
 
 const { values } = parseArgs({ options: { replicas: { type: 'string', default: '20' } } });
@@ -117,7 +117,7 @@ const stack = await startStack({
 const agents: ReturnType<typeof spawnAgent>[] = [];
 try {
   for (const node of NODES) {
-    const token = await stack.token({ name: `agent-${node}`, role: 'agent', node });
+    const token = await stack.token(agentGrant(node));
     agents.push(spawnAgent(stack, node, token, join(work, node), 'gpus=8,cores=96,memory_gib=1024'));
   }
   await eventually(

@@ -45,30 +45,41 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const log = options.log ?? console;
   const control = new ControlPlane(options.apiUrl, options.token, options.node);
   const detected = await detectCapacity(options.capacity);
+  const { address } = await control.register({
+    capacity: detected.capacity,
+    ...((options.gpuModel ?? detected.gpuModel) && { gpu_model: options.gpuModel ?? detected.gpuModel }),
+    labels: options.labels,
+  });
   const engines = new NodeEngines({
     gpuIndices: detected.gpuIndices,
     home: options.home,
     runAs: options.runAs,
     secretsDir: options.secretsDir,
+    // The node's address, from its token: where the gateway reaches the engines (their endpoints are built on it).
+    host: address,
     onExit: (exit) => {
       log.warn(`replica ${exit.replica}: ${exit.reason}`);
       control.reportFailed(exit.replica, exit.reason).catch((error) => log.warn(String(error)));
     },
-  });
-  await control.register({
-    capacity: detected.capacity,
-    ...((options.gpuModel ?? detected.gpuModel) && { gpu_model: options.gpuModel ?? detected.gpuModel }),
-    labels: options.labels,
   });
   const adopted = await engines.adopt();
   log.info(
     `agent of node ${options.node}: registered; adopted ${adopted.adopted.length} engine(s) still serving`,
   );
 
-  /** Stops the engines of replicas the store no longer wants (replaced while this agent was away). */
+  let connection: NativeConnection | undefined;
+  let credential: string | undefined;
+  /**
+   * Stops the engines of replicas the store no longer wants (replaced while this agent was away), and
+   * renews the node's Temporal credential before the one in use expires.
+   */
   const beat = async () => {
     const asked = Date.now();
-    const { wanted, back } = await control.heartbeat();
+    const { wanted, back, temporal } = await control.heartbeat();
+    if (temporal && temporal.credential !== credential) {
+      credential = temporal.credential;
+      await connection?.setApiKey(credential);
+    }
     if (back) log.info(`agent of node ${options.node}: the node is back`);
     const keep = new Set(wanted.map((replica) => replica.id));
     for (const record of engines.supervisor.list()) {
@@ -84,7 +95,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
     runtimeInstalled = true;
   }
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  // Only its node's task queue: the credential reaches nothing else (deploy/temporal-server).
+  connection = await NativeConnection.connect({
+    address: options.temporalAddress,
+    ...(credential && { apiKey: credential, tls: false }),
+  });
   const worker = await Worker.create({
     connection,
     namespace: options.temporalNamespace,
@@ -107,7 +122,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
         for (const loop of loops) await loop.stop();
         worker.shutdown();
         await done.catch(() => {});
-        await connection.close();
+        await connection?.close();
         engines.close();
       })();
       return stopping;

@@ -11,6 +11,8 @@ export interface Heartbeat {
   state: string;
   back: boolean;
   wanted: { id: string; state: string }[];
+  /** The node's Temporal credential, when Temporal authorizes calls: fresh with each heartbeat. */
+  temporal?: { credential: string; expires_at: string };
 }
 
 /** The control plane's API as one node's agent calls it: every path is its node's. */
@@ -25,8 +27,9 @@ export class ControlPlane {
     this.base = `${apiUrl.replace(/\/+$/, '')}/api/v1/nodes/${encodeURIComponent(node)}`;
   }
 
-  register(registration: Registration): Promise<unknown> {
-    return this.call('PUT', '', { ...registration, driver: 'agent' });
+  /** Registers the node; answers the address its token gives it, where its engines are to listen. */
+  async register(registration: Registration): Promise<{ address: string }> {
+    return (await this.call('PUT', '', { ...registration, driver: 'agent' })) as { address: string };
   }
 
   heartbeat(): Promise<Heartbeat> {

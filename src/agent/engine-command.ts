@@ -7,6 +7,8 @@ export interface ReplicaLaunch {
   /** The llmgw model's name: what clients ask for, so each engine serves under it. */
   model: string;
   port: number;
+  /** The node's address (its agent token's): the engine listens there, where the gateway reaches it. */
+  host: string;
   /** GPU indices of this replica alone (gpus.ts); [] hides every GPU from it. */
   gpus: readonly number[];
   /** The sim engine's batch when its profile gives none: the profile's default_concurrency. */
@@ -27,8 +29,8 @@ export const ENGINE_VARIABLES = /^(HF_|HUGGING_FACE_|VLLM_|SGLANG_|LLAMA_|NCCL_)
 const LLMGW_BIN = join(import.meta.dirname, '..', '..', 'bin', 'llmgw.mjs');
 
 /**
- * The process that runs one replica, listening on 127.0.0.1:port only (the agent's node is reached
- * through the gateway, not directly). Flags, from each engine's documentation:
+ * The process that runs one replica, listening on the node's address and its port only (the gateway
+ * reaches it there; clients reach it through the gateway). Flags, from each engine's documentation:
  * - vLLM: `vllm serve MODEL --host --port --served-model-name` (docs.vllm.ai, "vllm serve" CLI reference);
  *   /health and /metrics are always served.
  * - SGLang: `python3 -m sglang.launch_server --model-path --host --port --served-model-name`, and
@@ -42,7 +44,7 @@ export function engineCommand(engine: EngineSpec, launch: ReplicaLaunch): Engine
   const port = String(launch.port);
   // CUDA numbers GPUs fastest first unless told otherwise; nvidia-smi's indices are in PCI bus order.
   const env = { CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: launch.gpus.join(',') };
-  const listen = ['--host', '127.0.0.1', '--port', port];
+  const listen = ['--host', launch.host, '--port', port];
   switch (engine.kind) {
     case 'vllm':
       return {
@@ -89,8 +91,7 @@ export function engineCommand(engine: EngineSpec, launch: ReplicaLaunch): Engine
         args: [
           LLMGW_BIN,
           'sim-engine',
-          '--port',
-          port,
+          ...listen,
           '--model',
           launch.model,
           '--replica',
@@ -108,10 +109,11 @@ export function engineCommand(engine: EngineSpec, launch: ReplicaLaunch): Engine
 
 const PLACEHOLDER = new RegExp(`\\{(${PLACEHOLDERS.join('|')})\\}`, 'g');
 
-/** `{port}`, `{model}` and `{replica}` replaced by the replica's own; the schema refused any other. */
+/** `{port}`, `{host}`, `{model}` and `{replica}` replaced by the replica's own; the schema refused any other. */
 export function fillPlaceholders(text: string, launch: ReplicaLaunch): string {
   const values: Record<(typeof PLACEHOLDERS)[number], string> = {
     port: String(launch.port),
+    host: launch.host,
     model: launch.model,
     replica: launch.replica,
   };

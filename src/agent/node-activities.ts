@@ -15,9 +15,7 @@ export function createNodeActivities(engines: NodeEngines): NodeActivities {
     async startEngine(input) {
       const beat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const record = await engines.start(input);
-        // Where the gateway sends requests: the OpenAI API, as the simulated cluster records it too.
-        return { endpoint: `${record.url}/v1` };
+        return { port: (await engines.start(input)).port };
       } catch (error) {
         throw ApplicationFailure.nonRetryable((error as Error).message, 'EngineFailed');
       } finally {

@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_START_TIMEOUT_S, type EngineSpec } from '../api/schemas/engine.ts';
 import { childEnvironment } from '../child-process.ts';
+import { hostUrl } from '../domain/node-grant.ts';
 import { ENGINE_VARIABLES, engineCommand } from './engine-command.ts';
 import { tailLines } from './engine-log.ts';
 import { type EngineRecord, EngineStateFile } from './engine-state.ts';
@@ -50,6 +51,8 @@ export interface EngineExit {
 
 export interface SupervisorOptions {
   home?: string;
+  /** The node's address, which its engines listen on (default 127.0.0.1). */
+  host?: string;
   /** Told of every engine that exits, or is found gone, without a stop asked for. */
   onExit?: (exit: EngineExit) => void;
   /** Where the engines' basic variables (PATH, HOME, ...) come from; default this process's. */
@@ -117,8 +120,9 @@ export class Supervisor {
     // Known but not watched: an engine adopt() found silent. It is not trusted to become ready; a new one is.
     if (known) await this.stop(known.replica);
     const log = this.logPath(request.replica);
-    const port = await freePort();
-    const command = engineCommand(request.engine, { ...request, port });
+    const host = this.options.host ?? '127.0.0.1';
+    const port = await freePort(host);
+    const command = engineCommand(request.engine, { ...request, port, host });
     const secrets = this.readSecrets(request.secretEnv ?? {});
     const runAs = this.options.runAs;
     // Another user's engine gets its own home, and starts where it may read (the agent's folder may be closed to it).
@@ -161,7 +165,7 @@ export class Supervisor {
       engine: request.engine,
       pid: child.pid,
       port,
-      url: `http://127.0.0.1:${port}`,
+      url: hostUrl(host, port),
       gpus: [...request.gpus],
       log,
       started_at: new Date().toISOString(),
@@ -303,11 +307,11 @@ const logEnd = (lines: string[]) => (lines.length > 0 ? `; its log ends:\n${line
  * A port nothing listens on now, for the engine to take. Another process may take it in between;
  * the engine then fails to bind and its exit says so, and a retried start picks another port.
  */
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });

@@ -22,6 +22,11 @@ export interface ApiDeps {
   replicaLogs?: ReplicaLogReader;
   /** The Temporal UI's list of the namespace's workflows, which the console links each reconciler to. */
   temporalWorkflowsUrl?: string;
+  /**
+   * A node's credential for Temporal server, answered with each of its agent's heartbeats (absent: Temporal
+   * authorizes nothing, so agents connect without one).
+   */
+  nodeCredential?: (node: string) => { credential: string; expires_at: string };
   /** A proxy in front terminates TLS: the console believes its X-Forwarded-Proto (LLMGW_TRUST_PROXY). */
   trustProxy?: boolean;
 }

@@ -12,7 +12,8 @@ export const AGENT_USAGE = `usage: llmgw agent --node NAME [--token TOKEN] [--ap
 Runs this machine's engines for the control plane: registers node NAME through the API with the
 capacity it detects (nvidia-smi, the OS, /proc/meminfo; --capacity and --gpu-model override), runs a
 Temporal worker on the task queue llmgw-node:NAME, heartbeats, and reports its engines' load. Its token
-is an agent token of NAME (llmgw ctl token create --role agent --node NAME).
+is an agent token of NAME (llmgw ctl token create --role agent --node NAME --address ADDRESS
+--max-capacity ...): its engines listen on that address, and it declares no more than those bounds.
 
 As root it runs engines as USER (--engine-user, e.g. nobody), or as root only with --engines-as-root,
 which it warns about; otherwise as its own user. A runtime's secret_env reads each secret from the file

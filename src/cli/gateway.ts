@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporalAuth } from '../api/auth/temporal-credentials.ts';
 import type { Config } from '../config.ts';
 import { type RunningGateway, startGateway } from '../gateway/start.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
@@ -13,7 +14,10 @@ export async function runGateway(options: {
   log?: Pick<Console, 'warn' | 'error'>;
 }): Promise<RunningGateway> {
   const { config } = options;
-  const connection = await Connection.connect({ address: options.temporalAddress });
+  const connection = await Connection.connect({
+    address: options.temporalAddress,
+    ...temporalAuth(config.temporalKey),
+  });
   const client = new Client({ connection, namespace: config.temporalNamespace });
   try {
     const gateway = await startGateway({

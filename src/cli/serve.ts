@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app.ts';
 import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts';
+import { nodeCredential, temporalAuth } from '../api/auth/temporal-credentials.ts';
 import { temporalReplicaLogs } from '../cluster/replica-logs.ts';
 import type { Config } from '../config.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
@@ -27,10 +28,14 @@ export async function startApi(options: {
   log?: Pick<Console, 'warn' | 'error'>;
 }): Promise<RunningApi> {
   const { config, sql } = options;
+  const { temporalKey } = config;
   const log = options.log ?? console;
   if (config.adminToken) await storeBootstrapAdmin(sql, config.adminToken);
   if (config.metricsToken) await storeMetricsToken(sql, config.metricsToken);
-  const connection = await Connection.connect({ address: options.temporalAddress });
+  const connection = await Connection.connect({
+    address: options.temporalAddress,
+    ...temporalAuth(config.temporalKey),
+  });
   const namespace = config.temporalNamespace;
   await ensureSearchAttributes(connection.operatorService, namespace, log).catch(async (error) => {
     await connection.close();
@@ -56,6 +61,9 @@ export async function startApi(options: {
       scopeCaps: config.scopeCaps,
       temporalWorkflowsUrl: `${config.temporalUiUrl}/namespaces/${namespace}/workflows`,
       trustProxy: config.trustProxy,
+      ...(temporalKey && {
+        nodeCredential: (node: string) => nodeCredential(temporalKey, node, namespace, Date.now()),
+      }),
     },
     log,
   );

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { SIM_DEFAULTS, seedOf, startSimEngine } from '../cluster/sim/engine.ts';
 
-export const SIM_ENGINE_USAGE = `usage: llmgw sim-engine --port PORT [--model NAME] [--replica ID] [--max-batch N]
+export const SIM_ENGINE_USAGE = `usage: llmgw sim-engine --port PORT [--host ADDRESS] [--model NAME] [--replica ID] [--max-batch N]
                         [--base-tpot-ms MS] [--tpot-growth-ms MS] [--fail-start]
 
-The simulated engine (src/cluster/sim/engine.ts) as a process of its own, on 127.0.0.1:PORT: what the
+The simulated engine (src/cluster/sim/engine.ts) as a process of its own, on ADDRESS:PORT (default 127.0.0.1): what the
 agent runs for a profile whose engine is {"kind": "sim"}. --replica seeds its jitter; --fail-start
 makes it exit 1 at once, as an engine that cannot start. SIGTERM or SIGINT stop it.`;
 
@@ -25,6 +25,7 @@ function parseFlags(args: string[]) {
       args,
       options: {
         port: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
         model: { type: 'string', default: 'sim' },
         replica: { type: 'string', default: 'sim' },
         'max-batch': { type: 'string' },
@@ -54,6 +55,7 @@ export async function runSimEngine(args: string[]): Promise<void> {
   }
   const engine = await startSimEngine({
     port,
+    host: values.host,
     model: values.model,
     seed: seedOf(values.replica),
     maxBatch: Math.max(1, numberOf('max-batch', values['max-batch'], SIM_DEFAULTS.maxBatch, true)),

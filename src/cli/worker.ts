@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
+import { temporalAuth } from '../api/auth/temporal-credentials.ts';
 import { AgentDriver } from '../cluster/agent-driver.ts';
 import { DriverByNode } from '../cluster/driver-by-node.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
@@ -57,7 +58,10 @@ export async function startWorker(options: {
     demoWhenUnset: options.demoCluster ?? false,
     log,
   });
-  const clientConnection = await Connection.connect({ address: options.temporalAddress });
+  const clientConnection = await Connection.connect({
+    address: options.temporalAddress,
+    ...temporalAuth(config.temporalKey),
+  });
   await ensureSearchAttributes(clientConnection.operatorService, config.temporalNamespace, log).catch(
     async (error) => {
       await clientConnection.close();
@@ -93,7 +97,10 @@ export async function startWorker(options: {
       );
     },
   });
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const connection = await NativeConnection.connect({
+    address: options.temporalAddress,
+    ...temporalAuth(config.temporalKey),
+  });
   // The agents' driver starts its workflows through the worker's own connection, so that they can start eagerly.
   const agentClient = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await Worker.create({

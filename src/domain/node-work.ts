@@ -17,8 +17,11 @@ export interface ReplicaToRun {
 
 /** The activities an agent's worker runs on its node's task queue. */
 export interface NodeActivities {
-  /** Runs the replica's engine and resolves with where it serves once it is ready; heartbeats meanwhile. */
-  startEngine(input: ReplicaToRun): Promise<{ endpoint: string }>;
+  /**
+   * Runs the replica's engine and resolves with its port once it is ready; heartbeats meanwhile. The
+   * control plane builds its endpoint from the node's own address (never the agent's word).
+   */
+  startEngine(input: ReplicaToRun): Promise<{ port: number }>;
   /** Stops the replica's engine: SIGTERM, then SIGKILL after 10 s. Nothing running is no error. */
   stopEngine(input: { replica: string }): Promise<void>;
   /** The last `tail` lines of the replica's engine log (kept after its engine ends). */

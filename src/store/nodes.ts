@@ -12,17 +12,22 @@ export async function getNode(sql: Db, name: string): Promise<ClusterNode | unde
 }
 
 /**
- * Creates or updates a node; true when it is new. Capacity checks are the caller's (they need the
+ * Creates or updates a node; true when it is new. `address` is an agent's registration's (its token's);
+ * a PUT without one keeps the node's. Capacity checks are the caller's (they need the
  * replicas). An agent's registration counts as its heartbeat: a lost node is ready again (node-liveness.ts).
  */
-export async function putNode(sql: Db, node: Omit<ClusterNode, 'state'>): Promise<boolean> {
+export async function putNode(
+  sql: Db,
+  node: Omit<ClusterNode, 'state'> & { address?: string },
+): Promise<boolean> {
   // A PUT that names no driver keeps the one the node has (an agent's node stays one); a new node is sim.
   const given = node.driver ?? null;
   const [row] = await sql<{ created: boolean }[]>`
-    insert into nodes (name, capacity, gpu_model, labels, driver, heartbeat_at)
+    insert into nodes (name, capacity, gpu_model, labels, driver, heartbeat_at, address)
     values (${node.name}, ${sql.json(node.capacity)}, ${node.gpu_model}, ${sql.json(node.labels)},
-      ${given ?? 'sim'}, ${given === 'agent' ? sql`now()` : null})
+      ${given ?? 'sim'}, ${given === 'agent' ? sql`now()` : null}, ${node.address ?? null})
     on conflict (name) do update set capacity = excluded.capacity, gpu_model = excluded.gpu_model,
+      address = coalesce(excluded.address, nodes.address),
       labels = excluded.labels, driver = coalesce(${given}::text, nodes.driver),
       heartbeat_at = case when ${given}::text is null then nodes.heartbeat_at else excluded.heartbeat_at end,
       state = case when nodes.state = 'lost' and excluded.driver = 'agent'

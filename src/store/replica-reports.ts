@@ -1,14 +1,16 @@
 import type { ReplicaState } from '../domain/cluster.ts';
+import { engineEndpoint } from '../domain/node-grant.ts';
 import { type Sql, transaction } from './db.ts';
 
-/** What an agent says of a replica its node runs. */
+/** What an agent says of a replica its node runs: ready with its engine's port on the node, never a URL. */
 export type ReplicaReport =
-  | { state: 'ready'; endpoint: string }
+  | { state: 'ready'; port: number }
   | { state: 'failed'; reason: string }
   | { state: 'stopped' };
 
 /**
- * Applies an agent's report to a replica of its node: ready (with where it serves) from starting;
+ * Applies an agent's report to a replica of its node: ready from starting, serving at the node's own
+ * address (its agent token's) and the port reported, or failed when the node has no address;
  * failed from starting or ready, and an engine that ends while draining has stopped; stopped from
  * draining. A late or repeated report changes nothing. Returns the replica's model and whether it
  * moved, or null when the node holds no such replica.
@@ -20,22 +22,28 @@ export async function applyReplicaReport(
   report: ReplicaReport,
 ): Promise<{ model: string; moved: boolean; state: ReplicaState } | null> {
   return transaction(sql, async (tx) => {
-    const [row] = await tx<{ model: string; state: ReplicaState }[]>`
-      select model, state from replicas where id = ${id} and node = ${node} for update`;
+    const [row] = await tx<{ model: string; state: ReplicaState; address: string | null }[]>`
+      select r.model, r.state, n.address from replicas r join nodes n on n.name = r.node
+      where r.id = ${id} and r.node = ${node} for update of r`;
     if (!row) return null;
+    // A node without an address (none of its agent's registrations gave one) serves nowhere.
+    const said: ReplicaReport =
+      report.state === 'ready' && !row.address
+        ? { state: 'failed', reason: `node ${node} has no address: its agent registered without one` }
+        : report;
     const to: ReplicaState | null =
-      report.state === 'ready'
+      said.state === 'ready'
         ? row.state === 'starting'
           ? 'ready'
           : null
         : row.state === 'draining'
           ? 'stopped'
-          : report.state === 'failed' && (row.state === 'starting' || row.state === 'ready')
+          : said.state === 'failed' && (row.state === 'starting' || row.state === 'ready')
             ? 'failed'
             : null;
     if (!to) return { model: row.model, moved: false, state: row.state };
-    const reason = report.state === 'failed' ? report.reason : null;
-    const endpoint = report.state === 'ready' ? report.endpoint : null;
+    const reason = said.state === 'failed' ? said.reason : null;
+    const endpoint = said.state === 'ready' && row.address ? engineEndpoint(row.address, said.port) : null;
     await tx`update replicas set state = ${to}, reason = coalesce(${reason}, reason), endpoint = ${endpoint},
       updated_at = now() where id = ${id}`;
     return { model: row.model, moved: true, state: to };

@@ -1,4 +1,5 @@
 import { Conflict } from '../domain/errors.ts';
+import type { NodeBounds, NodeGrant } from '../domain/node-grant.ts';
 import type { Role } from '../domain/roles.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { Db } from './db.ts';
@@ -11,6 +12,8 @@ export interface TokenGrant {
   models: string[] | null;
   /** An agent's node (the only role bound to one); absent or null for the others. */
   node?: string | null;
+  /** An agent's node's address and bounds; absent on agent tokens made before they existed (017). */
+  node_grant?: NodeGrant;
   expires_at: string | null;
 }
 
@@ -20,7 +23,9 @@ export interface StoredToken extends TokenGrant {
   created_at: string;
 }
 
-type TokenRow = Omit<StoredToken, 'created_at' | 'expires_at'> & {
+type TokenRow = Omit<StoredToken, 'created_at' | 'expires_at' | 'node_grant'> & {
+  node_address: string | null;
+  node_bounds: NodeBounds | null;
   created_at: Date;
   expires_at: Date | null;
   secret_sha256: Buffer;
@@ -32,6 +37,8 @@ const toToken = (row: TokenRow): StoredToken => ({
   scope: row.scope,
   models: row.models,
   node: row.node ?? null,
+  ...(row.node_address &&
+    row.node_bounds && { node_grant: { address: row.node_address, bounds: row.node_bounds } }),
   expires_at: row.expires_at?.toISOString() ?? null,
   created_by: row.created_by,
   created_at: row.created_at.toISOString(),
@@ -44,7 +51,8 @@ const toToken = (row: TokenRow): StoredToken => ({
  */
 const LOOKUP_BYTES = 8;
 
-const COLUMNS = 'name, role, scope, models, node, created_by, created_at, expires_at';
+const COLUMNS =
+  'name, role, scope, models, node, node_address, node_bounds, created_by, created_at, expires_at';
 
 export async function listTokens(db: Db): Promise<StoredToken[]> {
   const rows = await db<TokenRow[]>`select ${db.unsafe(COLUMNS)} from api_tokens order by name`;
@@ -68,12 +76,15 @@ export async function putToken(
   { replace = false } = {},
 ): Promise<void> {
   const rows = await db`
-    insert into api_tokens (name, role, scope, models, node, secret_sha256, created_by, expires_at)
-    values (${grant.name}, ${grant.role}, ${grant.scope}, ${grant.models}, ${grant.node ?? null}, ${hash},
+    insert into api_tokens (name, role, scope, models, node, node_address, node_bounds, secret_sha256,
+      created_by, expires_at)
+    values (${grant.name}, ${grant.role}, ${grant.scope}, ${grant.models}, ${grant.node ?? null},
+      ${grant.node_grant?.address ?? null}, ${grant.node_grant ? db.json(grant.node_grant.bounds as never) : null}, ${hash},
       ${createdBy}, ${grant.expires_at})
     on conflict (name) do ${
       replace
         ? db`update set role = excluded.role, scope = excluded.scope, models = excluded.models, node = excluded.node,
+            node_address = excluded.node_address, node_bounds = excluded.node_bounds,
             secret_sha256 = excluded.secret_sha256, created_by = excluded.created_by,
             created_at = now(), expires_at = excluded.expires_at`
         : db`nothing`

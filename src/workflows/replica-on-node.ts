@@ -37,8 +37,8 @@ export async function replicaOnNode(input: ReplicaOnNodeInput): Promise<void> {
     return;
   }
   try {
-    const { endpoint } = await agent.startEngine(run);
-    await controlPlane.settleReplica({ replicaId, node, report: { state: 'ready', endpoint } });
+    const { port } = await agent.startEngine(run);
+    await controlPlane.settleReplica({ replicaId, node, report: { state: 'ready', port } });
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
     await controlPlane.settleReplica({

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type AgentProcess, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
+import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
 import { decisionSaying, FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 import { testTool } from '../support/test-tools.ts';
@@ -48,8 +48,7 @@ describe('llmgw agents run real engines', () => {
         LLMGW_SCALE_DOWN_WINDOW_S: '3',
       },
     });
-    for (const node of NODES)
-      startAgent(node, await stack.token({ name: `agent-${node}`, role: 'agent', node }));
+    for (const node of NODES) startAgent(node, await stack.token(agentGrant(node)));
   });
   after(async () => {
     for (const { child } of agents.values()) child.kill('SIGKILL');

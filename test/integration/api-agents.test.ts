@@ -3,9 +3,12 @@
 // with its replicas (which hold no room and count for nothing in the start backoff) and comes back.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { issueToken } from '../../src/api/auth/issue.ts';
+import { newSecret } from '../../src/api/auth/secrets.ts';
 import { newId } from '../../src/store/ids.ts';
 import { loseSilentNodes } from '../../src/store/node-liveness.ts';
 import { recentOutcomes } from '../../src/store/replicas.ts';
+import { agentGrant } from '../support/agents.ts';
 import { assertError } from '../support/assertions.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
@@ -53,7 +56,7 @@ describe('agents API', () => {
 
   before(async () => {
     stack = await startStack();
-    agent = bearer(await stack.token({ name: `agent-${tag}`, role: 'agent', node }));
+    agent = bearer(await stack.token(agentGrant(node)));
     const created = await stack.call('PUT', `/api/v1/models/${model}`, {
       min_replicas: 0,
       max_replicas: 4,
@@ -76,7 +79,7 @@ describe('agents API', () => {
       'only an agent token is bound to a node',
     );
     const listed = (await stack.call('GET', '/api/v1/tokens')).body.find(
-      (t: any) => t.name === `agent-${tag}`,
+      (t: any) => t.name === `agent-${node}`,
     );
     assert.equal(listed.role, 'agent');
     assert.equal(listed.node, node);
@@ -85,7 +88,7 @@ describe('agents API', () => {
   it('registers its own node as an agent node, with a heartbeat', async () => {
     assert.deepEqual(await stack.call('PUT', `/api/v1/nodes/${node}`, registration, agent), {
       status: 201,
-      body: { name: node },
+      body: { name: node, address: '127.0.0.1' },
     });
     const shown = await nodeRow(node);
     assert.equal(shown.driver, 'agent');
@@ -129,6 +132,68 @@ describe('agents API', () => {
     assert.equal((await nodeRow(other)).driver, 'sim');
   });
 
+  it("registers within its token's bounds only: beyond them 403 in one sentence, audited, nothing changed", async () => {
+    const before = await nodeRow(node);
+    const token = `the agent token of node ${node}`;
+    const beyond: [Record<string, unknown>, string][] = [
+      // The finding: 1,000 H100s from an agent token answered 200.
+      [{ capacity: { gpus: 1000 } }, `${token} allows at most 8 GPUs, not 1000 GPUs`],
+      [{ capacity: { gpus: 8, cores: 97 } }, `${token} allows at most 96 cores, not 97 cores`],
+      [{ gpu_model: 'B200' }, `${token} allows the GPU model H100 only, not B200`],
+      [{ labels: { tier: 'gold' } }, `${token} allows no label tier`],
+      [{ labels: { name: 'other' } }, `${token} allows the label name=${node} only, not name=other`],
+    ];
+    for (const [change, sentence] of beyond)
+      assertError(
+        await stack.call('PUT', `/api/v1/nodes/${node}`, { ...registration, ...change }, agent),
+        403,
+        sentence,
+      );
+    assert.deepEqual(await nodeRow(node), before);
+    const audited = await stack.sql`
+      select actor, after from audit_log where action = 'node.register-refused' and target = ${`node:${node}`}
+      order by id`;
+    assert.deepEqual(
+      audited.map((entry) => [entry.actor, entry.after.reason]),
+      beyond.map(([, sentence]) => [`agent-${node}`, sentence]),
+    );
+    assert.deepEqual(audited[0].after.declared.capacity, { gpus: 1000 });
+  });
+
+  it('an agent token needs its address and bounds; one made before them registers nothing', async () => {
+    const { node_bounds: _, ...withoutBounds } = agentGrant(node);
+    assertError(
+      await stack.call('POST', '/api/v1/tokens', { ...withoutBounds, name: `nb-${tag}` }),
+      400,
+      "an agent token needs node_address and node_bounds: where its node's engines are reached and the most the node may declare",
+    );
+    assertError(
+      await stack.call('POST', '/api/v1/tokens', {
+        ...agentGrant(node),
+        name: `na-${tag}`,
+        node_address: 'http://x/',
+      }),
+      400,
+    );
+    const secret = newSecret();
+    const legacy = {
+      name: `old-${tag}`,
+      role: 'agent' as const,
+      scope: null,
+      models: null,
+      node,
+      expires_at: null,
+    };
+    await issueToken(stack.sql, legacy, secret, 'before-017');
+    const refusal = `an agent of node ${node} may not act: its token was made before node addresses and bounds; an admin makes a new one with both`;
+    assertError(await stack.call('PUT', `/api/v1/nodes/${node}`, registration, bearer(secret)), 403, refusal);
+    assertError(
+      await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, bearer(secret)),
+      403,
+      refusal,
+    );
+  });
+
   it('registers with driver agent only; bad input changes nothing', async () => {
     assertError(
       await stack.call('PUT', `/api/v1/nodes/${node}`, { ...registration, driver: 'sim' }, agent),
@@ -162,23 +227,21 @@ describe('agents API', () => {
     );
   });
 
-  it('reports a replica ready with its endpoint, once; failed with its reason; bad reports change nothing', async () => {
+  it("reports a replica ready with its port (served at the node's address), once; failed with its reason; bad reports change nothing", async () => {
     const id = `${model}-starting`;
     const report = (body: unknown, on = node, who = agent) =>
       stack.call('POST', `/api/v1/nodes/${on}/replicas/${id}/report`, body, who);
-    assertError(await report({ state: 'ready', endpoint: 'not a url' }), 400);
+    assertError(await report({ state: 'ready', endpoint: 'http://127.0.0.1:8080/api/v1/orgs?x=' }), 400);
+    assertError(await report({ state: 'ready', port: 0 }), 400);
     assertError(await report({ state: 'ready' }), 400);
     assertError(await report({ state: 'exploded' }), 400);
     assert.equal((await row(id)).state, 'starting');
-    assertError(
-      await report({ state: 'ready', endpoint: 'http://127.0.0.1:9' }, other, bearer(stack.adminToken)),
-      404,
-    );
+    assertError(await report({ state: 'ready', port: 9 }, other, bearer(stack.adminToken)), 404);
 
-    const ready = await report({ state: 'ready', endpoint: 'http://127.0.0.1:40001' });
+    const ready = await report({ state: 'ready', port: 40001 });
     assert.deepEqual(ready, { status: 200, body: { id, state: 'ready', moved: true } });
-    assert.deepEqual(await row(id), { state: 'ready', reason: null, endpoint: 'http://127.0.0.1:40001' });
-    assert.deepEqual((await report({ state: 'ready', endpoint: 'http://127.0.0.1:1' })).body, {
+    assert.deepEqual(await row(id), { state: 'ready', reason: null, endpoint: 'http://127.0.0.1:40001/v1' });
+    assert.deepEqual((await report({ state: 'ready', port: 1 })).body, {
       id,
       state: 'ready',
       moved: false,

@@ -41,7 +41,7 @@ describe('llmgw ctl token', () => {
     );
   });
 
-  it('--role agent --node binds an agent token to its node, which then registers that node and no other', async () => {
+  it('--role agent --node binds an agent token to its node, address and bounds, which then registers that node and no other, within them', async () => {
     const made = await ctl(
       stack,
       'token',
@@ -52,12 +52,35 @@ describe('llmgw ctl token', () => {
       'agent',
       '--node',
       'gpu-1',
+      '--address',
+      '10.0.0.11',
+      '--max-capacity',
+      'gpus=8,cores=96',
+      '--gpu-model',
+      'H100',
+      '--labels',
+      'zone=a,rack=3',
     );
     assert.equal(made.code, 0, made.stderr);
+    const listed = (await stack.call('GET', '/api/v1/tokens')).body.find(
+      (t: any) => t.name === 'agent-gpu-1',
+    );
+    assert.deepEqual(
+      [listed.node_address, listed.node_bounds],
+      [
+        '10.0.0.11',
+        { capacity: { gpus: 8, cores: 96 }, gpu_model: 'H100', labels: { zone: 'a', rack: '3' } },
+      ],
+    );
     const agent = { authorization: `Bearer ${made.stdout.trim()}` };
-    const body = { capacity: { gpus: 8 }, driver: 'agent' };
-    assert.equal((await stack.call('PUT', '/api/v1/nodes/gpu-1', body, agent)).status, 201);
+    const body = { capacity: { gpus: 8 }, driver: 'agent', labels: { zone: 'a' } };
+    assert.deepEqual((await stack.call('PUT', '/api/v1/nodes/gpu-1', body, agent)).body, {
+      name: 'gpu-1',
+      address: '10.0.0.11',
+    });
     assert.equal((await stack.call('PUT', '/api/v1/nodes/gpu-2', body, agent)).status, 403);
+    const beyond = await stack.call('PUT', '/api/v1/nodes/gpu-1', { ...body, capacity: { gpus: 9 } }, agent);
+    assert.equal(beyond.status, 403);
     const refused = await ctl(stack, 'token', 'create', '--name', 'agent-x', '--role', 'agent');
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /an agent token needs a node and takes no scope/);

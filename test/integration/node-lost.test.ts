@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/store/ids.ts';
+import { agentGrant } from '../support/agents.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 describe('a lost node', () => {
@@ -19,7 +20,7 @@ describe('a lost node', () => {
       worker: true,
       env: { LLMGW_NODE_LOST_S: '2', LLMGW_SIM_START_DELAY_MS: '100' },
     });
-    agent = { authorization: `Bearer ${await stack.token({ name: `agent-${tag}`, role: 'agent', node })}` };
+    agent = { authorization: `Bearer ${await stack.token(agentGrant(node))}` };
   });
   after(() => stack.stop());
 

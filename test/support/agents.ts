@@ -12,6 +12,22 @@ export interface AgentProcess {
   output: string[];
 }
 
+/**
+ * What an admin gives an agent token of `node` (POST /api/v1/tokens): its address (loopback here) and
+ * bounds no lower than what spawnAgent, the API tests and bench agent-start declare (H100, name=node).
+ */
+export const agentGrant = (node: string, address = '127.0.0.1') => ({
+  name: `agent-${node}`,
+  role: 'agent',
+  node,
+  node_address: address,
+  node_bounds: {
+    capacity: { gpus: 8, cores: 96, memory_gib: 1024 },
+    gpu_model: 'H100',
+    labels: { name: node },
+  },
+});
+
 /** `llmgw agent --node NODE` as a process of its own, under `stack`, its home `home`, heartbeating every second. */
 export function spawnAgent(
   stack: Stack,
@@ -56,7 +72,7 @@ export function spawnAgent(
 /** The engines an agent's home lists (engines.json); none before it wrote one. */
 export function engineRecords(
   home: string,
-): { replica: string; pid: number; url: string; started_at: string }[] {
+): { replica: string; pid: number; port: number; url: string; started_at: string }[] {
   try {
     return JSON.parse(readFileSync(join(home, 'engines.json'), 'utf8')).engines ?? [];
   } catch {

@@ -1,12 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newSecret } from '../../src/api/auth/secrets.ts';
 import { type TemporalKind, temporalKind } from '../../src/cli/dev/options.ts';
 import { freePort, freePortBlock } from '../../src/cli/dev/ports.ts';
 import {
+  AUTHORIZING_SERVER_PORTS,
   buildTemporalServer,
   startTemporalPostgresServer,
   TEMPORAL_SERVER_PORTS,
+  type TemporalAuthorization,
   temporalDatabaseUrl,
 } from '../../src/cli/dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
@@ -63,17 +66,50 @@ export async function startServices(log: (line: string) => void = () => {}): Pro
   };
 }
 
-async function temporalServerOn(pg: EmbeddedStore, log: (line: string) => void) {
+async function temporalServerOn(
+  pg: EmbeddedStore,
+  log: (line: string) => void,
+  authorization?: TemporalAuthorization,
+) {
   try {
     return await startTemporalPostgresServer({
       postgresUrl: temporalDatabaseUrl(pg.url),
-      port: await freePortBlock(TEMPORAL_SERVER_PORTS),
+      port: await freePortBlock(authorization ? AUTHORIZING_SERVER_PORTS : TEMPORAL_SERVER_PORTS),
+      authorization,
       log,
     });
   } catch (error) {
     await pg.stop();
     throw error;
   }
+}
+
+/**
+ * Postgres and Temporal server with llmgw's authorizer (temporal-server.sh start --authorize) and the key
+ * it shares with the control plane, in a file: for the tests of agents' Temporal credentials alone,
+ * since the build and the start cost minutes that the other tests need not pay.
+ */
+export async function startAuthorizingServices(
+  log: (line: string) => void = () => {},
+): Promise<Services & { keyFile: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'llmgw-test-authz-'));
+  const keyFile = join(dir, 'temporal.key');
+  writeFileSync(keyFile, newSecret(), { mode: 0o600 });
+  const authorization = { keyFile, key: readFileSync(keyFile) };
+  const [pg] = await Promise.all([
+    startEmbeddedPostgres({ dir: join(dir, 'pg'), port: await freePort(), persistent: false, log }),
+    buildTemporalServer((line) => console.error(line), { authorize: true }),
+  ]);
+  const temporal = await temporalServerOn(pg, log, authorization);
+  return {
+    databaseUrl: pg.url,
+    temporalAddress: temporal.address,
+    keyFile,
+    stop: async () => {
+      await Promise.allSettled([temporal.stop(), pg.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 let own: Promise<Services> | null = null;

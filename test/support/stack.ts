@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { newSecret } from '../../src/api/auth/secrets.ts';
+import { temporalAuth } from '../../src/api/auth/temporal-credentials.ts';
 import { runGateway } from '../../src/cli/gateway.ts';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
@@ -10,7 +11,7 @@ import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
-import { sharedServices } from './services.ts';
+import { type Services, sharedServices } from './services.ts';
 
 export interface Answer<T = any> {
   status: number;
@@ -45,6 +46,8 @@ export interface Stack {
     scope?: string;
     models?: string[];
     node?: string;
+    node_address?: string;
+    node_bounds?: unknown;
     expires_at?: string;
   }): Promise<string>;
   /** The gateway's base URL (the OpenAI API is under `${gatewayUrl}/v1`), when the stack runs one. */
@@ -68,9 +71,11 @@ export async function startStack(
     gateway?: boolean;
     /** A Postgres of the test's own (fault tests stop it); else a fresh database in the shared one. */
     databaseUrl?: string;
+    /** Services of the test's own (it stops them), instead of the shared ones. */
+    services?: Services;
   } = {},
 ): Promise<Stack> {
-  const services = await sharedServices();
+  const services = options.services ?? (await sharedServices());
   const database = `t_${newId()}`;
   const sql = connect(options.databaseUrl ?? (await createDatabase(services.databaseUrl, database)));
   await migrate(sql);
@@ -92,7 +97,10 @@ export async function startStack(
     taskQueue: `llmgw-test-${database}`,
   };
   const api = await startApi({ config, sql, temporalAddress: services.temporalAddress, port: 0, log: quiet });
-  const connection = await Connection.connect({ address: services.temporalAddress });
+  const connection = await Connection.connect({
+    address: services.temporalAddress,
+    ...temporalAuth(config.temporalKey),
+  });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
   const gateway = options.gateway
@@ -166,7 +174,7 @@ export async function startStack(
       await api.stop();
       await connection.close();
       await sql.end({ timeout: 5 });
-      await services.stop();
+      if (!options.services) await services.stop();
     },
   };
   if (options.worker) await stack.startWorker();

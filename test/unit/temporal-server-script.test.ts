@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { TEMPORAL_SERVER_PORTS } from '../../src/cli/dev/temporal-postgres-server.ts';
+import {
+  AUTHORIZING_SERVER_PORTS,
+  TEMPORAL_SERVER_PORTS,
+} from '../../src/cli/dev/temporal-postgres-server.ts';
 import { binFolder } from '../support/bin-folder.ts';
 
 const SCRIPT = join(import.meta.dirname, '..', '..', 'scripts', 'temporal-server.sh');
@@ -68,6 +71,29 @@ describe('the config temporal-server.sh writes', () => {
     for (const { rpc } of Object.values(services)) assert.equal(rpc.bindOnIP, '127.0.0.1');
   });
 
+  it('with --authorize: the internal frontend on the three more ports, and no public client for the server to use', async () => {
+    const authorizing = join(work, 'authorizing');
+    const result = await script(['config', '--port', '21000', '--dir', authorizing, '--authorize'], {
+      TEMPORAL_POSTGRES_URL: url,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const config = parse(readFileSync(join(authorizing, 'development.yaml'), 'utf8'));
+    assert.equal(config.publicClient, undefined, "the server's own workers call the internal frontend");
+    assert.deepEqual(config.services['internal-frontend'].rpc, {
+      grpcPort: 21009,
+      httpPort: 21011,
+      membershipPort: 21010,
+      bindOnIP: '127.0.0.1',
+    });
+    const ports = Object.values(config.services as Record<string, Rpc>).flatMap(({ rpc }) =>
+      [rpc.grpcPort, rpc.membershipPort, rpc.httpPort ?? []].flat(),
+    );
+    assert.deepEqual(
+      ports.sort((x, y) => x - y),
+      Array.from({ length: AUTHORIZING_SERVER_PORTS }, (_, index) => 21000 + index),
+    );
+  });
+
   it("adds to compose's dynamic config a namespace cache refreshed every second", () => {
     const config = parse(readFileSync(join(dir, 'development.yaml'), 'utf8'));
     assert.equal(config.dynamicConfigClient.filepath, join(dir, 'dynamicconfig.yaml'));
@@ -116,12 +142,29 @@ describe('temporal-server.sh refuses bad input in one sentence, before building 
       /^temporal-server: --port takes the first of 9 free ports \(1 to 65527\), not '65530'$/,
     ],
     [
+      "a block of 12 ports past 65535 with llmgw's authorizer",
+      ['start', '--port', '65525', '--authorize'],
+      { TEMPORAL_POSTGRES_URL: url },
+      /^temporal-server: --port with --authorize takes the first of 12 free ports \(1 to 65524\), not '65525'$/,
+    ],
+    [
+      "llmgw's authorizer without its key",
+      ['start', '--port', '7233', '--authorize'],
+      { TEMPORAL_POSTGRES_URL: url },
+      /^temporal-server: --authorize needs LLMGW_TEMPORAL_KEY_FILE: a readable file holding the key that signs llmgw's Temporal credentials$/,
+    ],
+    [
       'an unknown option',
       ['start', '--port', '7233', '--ui'],
       { TEMPORAL_POSTGRES_URL: url },
       /unknown option '--ui'/,
     ],
-    ['an unknown command', ['run'], {}, /^temporal-server: usage: temporal-server.sh build \| start/],
+    [
+      'an unknown command',
+      ['run'],
+      {},
+      /^temporal-server: usage: temporal-server.sh build \[--authorize\] \| start/,
+    ],
   ];
   for (const [what, args, env, sentence] of cases) {
     it(what, async () => {

@@ -62,7 +62,10 @@ export async function identify(
     return { refused: 'expired', token: { name: token.name, expires_at: token.expires_at } };
   }
   const identity: Identity = { name: token.name, role: token.role, scope: token.scope, models: token.models };
-  return { identity: token.node ? { ...identity, node: token.node } : identity };
+  if (!token.node) return { identity };
+  return {
+    identity: { ...identity, node: token.node, ...(token.node_grant && { nodeGrant: token.node_grant }) },
+  };
 }
 
 /** A bearer secret from an Authorization header, or undefined when it holds none. */

@@ -1,3 +1,4 @@
+import type { NodeGrant } from '../../domain/node-grant.ts';
 import type { Role } from '../../domain/roles.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
 
@@ -11,6 +12,8 @@ export interface Identity {
   models: string[] | null;
   /** The one node an agent registers and reports for. */
   node?: string;
+  /** That node's address and the most it may declare (absent on agent tokens made before them). */
+  nodeGrant?: NodeGrant;
 }
 
 export type Action =
@@ -105,6 +108,12 @@ export function may(who: Identity, action: Action, target?: Target, label: Label
   if (!reach) {
     return refuse(
       `may not ${VERBS[action]}: ${action === 'read-metrics' ? METRICS_LIMIT : ROLE_LIMIT[who.role]}`,
+    );
+  }
+  // An agent token made before 017 bounds nothing: its agent is refused until an admin makes a new one.
+  if (who.role === 'agent' && !who.nodeGrant) {
+    return refuse(
+      'may not act: its token was made before node addresses and bounds; an admin makes a new one with both',
     );
   }
   if (who.node !== undefined && target?.node !== undefined && target.node !== who.node) {

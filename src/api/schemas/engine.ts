@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 // Messages are completed with the field's path by the API ("profiles.0.engine.model is required").
 
 /** The placeholders a command engine's argv and env may hold, filled in for each replica. */
-export const PLACEHOLDERS = ['port', 'model', 'replica'] as const;
+export const PLACEHOLDERS = ['port', 'host', 'model', 'replica'] as const;
 
 /** Longer than any flag or path an engine takes; an argument longer than this is a mistake. */
 const MAX_ARG_CHARS = 8192;

@@ -1,6 +1,7 @@
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
+import { parseResources } from './resources.ts';
 
 interface Issued {
   name: string;
@@ -38,8 +39,34 @@ const ROLES_HELP = [
   '  viewer    reads only; with --scope, only that subtree',
   '  reporter  only reports load (model load); with --models or --scope, only for those models',
   "  metrics   only reads GET /metrics (for Prometheus: every tenant's figures)",
-  '  agent     an llmgw agent: registers and reports for its --node only',
+  '  agent     an llmgw agent: registers and reports for its --node only, at its --address, declaring',
+  '            at most --max-capacity, and only --gpu-model and --labels (each optional: none if left out)',
 ].join('\n');
+
+/** `zone=a,rack=3` as labels. */
+function parseLabels(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new UsageError(`--labels takes k=v,k=v, not "${pair}"`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
+}
+
+/** An agent's node's address and bounds, from its flags; nothing when none of them is given. */
+function nodeGrant(values: Record<string, string | undefined>) {
+  const { address, 'max-capacity': capacity, 'gpu-model': gpuModel, labels } = values;
+  const bounds = {
+    ...(capacity !== undefined && { capacity: parseResources(capacity, '--max-capacity') }),
+    ...(gpuModel !== undefined && { gpu_model: gpuModel }),
+    ...(labels !== undefined && { labels: parseLabels(labels) }),
+  };
+  return {
+    ...(address !== undefined && { node_address: address }),
+    ...(Object.keys(bounds).length > 0 && { node_bounds: bounds }),
+  };
+}
 
 export const TOKEN_COMMANDS: Command[] = [
   {
@@ -66,6 +93,22 @@ export const TOKEN_COMMANDS: Command[] = [
       },
       models: { type: 'string', value: 'A,B', description: 'the only models a reporter reports for' },
       node: { type: 'string', value: 'NODE', description: "an agent's node (required for an agent)" },
+      address: {
+        type: 'string',
+        value: 'ADDRESS',
+        description: "an agent's node's IP address or host name, where its engines listen (required)",
+      },
+      'max-capacity': {
+        type: 'string',
+        value: 'gpus=8,cores=96,memory_gib=1024',
+        description: "the most an agent's node may declare (required; a dimension left out: none)",
+      },
+      'gpu-model': {
+        type: 'string',
+        value: 'MODEL',
+        description: "the GPU model an agent's node may declare",
+      },
+      labels: { type: 'string', value: 'k=v,k=v', description: "the labels an agent's node may declare" },
       'expires-in': {
         type: 'string',
         value: 'DURATION',
@@ -77,7 +120,7 @@ export const TOKEN_COMMANDS: Command[] = [
       'llmgw ctl token create --name gw-1 --role reporter --models chat,code',
       'export OPENAI_API_KEY=$(llmgw ctl token create --name ml-app --role client --scope team:Acme/ml)',
       'export LLMGW_TOKEN=$(llmgw ctl token create --name dana --role viewer --scope org:Acme)',
-      'llmgw ctl token create --name agent-gpu-1 --role agent --node gpu-1',
+      'llmgw ctl token create --name agent-gpu-1 --role agent --node gpu-1 --address 10.0.0.11 --max-capacity gpus=8,cores=96,memory_gib=1024 --gpu-model H100 --labels zone=a',
     ],
     async run(ctx, input) {
       const { name, role, scope, models, node } = input.values as Record<string, string | undefined>;
@@ -88,6 +131,7 @@ export const TOKEN_COMMANDS: Command[] = [
         ...(scope === undefined ? {} : { scope }),
         ...(models === undefined ? {} : { models: models.split(',').map((m) => m.trim()) }),
         ...(node === undefined ? {} : { node }),
+        ...nodeGrant(input.values as Record<string, string | undefined>),
         ...(expiresIn === undefined ? {} : { expires_at: expiresAt(expiresIn) }),
       };
       const { body: issued } = await ctx.api().call<Issued>('POST', '/tokens', body);

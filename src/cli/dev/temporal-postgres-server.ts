@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
+import { temporalAuth } from '../../api/auth/temporal-credentials.ts';
 import { childEnvironment, startService } from '../../child-process.ts';
 import { lackedSearchAttributes, registration } from '../../reconcilers/search-attribute-check.ts';
 import { LlmgwModel } from '../../workflows/search-attributes.ts';
@@ -8,6 +9,14 @@ import { waitUntilServing } from './temporal-server.ts';
 
 /** The ports the server takes from its first on (scripts/temporal-server.sh says which is which). */
 export const TEMPORAL_SERVER_PORTS = 9;
+/** With llmgw's authorizer: three more, the internal frontend's. */
+export const AUTHORIZING_SERVER_PORTS = 12;
+
+/** llmgw's authorizer on (deploy/temporal-server): the file of the key it shares with the control plane, and that key. */
+export interface TemporalAuthorization {
+  keyFile: string;
+  key: Buffer;
+}
 
 /** How long workflow histories stay once closed: what compose's temporal-setup gives its namespace. */
 const RETENTION = '72h';
@@ -22,8 +31,11 @@ export interface TemporalPostgresServer {
  * Builds Temporal server and its SQL tool once per machine (scripts/temporal-server.sh build; minutes the
  * first time, its progress to `log` every 10 s) and returns the folder they are cached in.
  */
-export function buildTemporalServer(log: (line: string) => void = () => {}): Promise<string> {
-  return runInstallScript('temporal-server.sh', ['build'], log);
+export function buildTemporalServer(
+  log: (line: string) => void = () => {},
+  { authorize = false } = {},
+): Promise<string> {
+  return runInstallScript('temporal-server.sh', authorize ? ['build', '--authorize'] : ['build'], log);
 }
 
 /** Temporal's database beside llmgw's: the same server and role, the database `temporal`. */
@@ -37,24 +49,36 @@ export function temporalDatabaseUrl(databaseUrl: string): string {
  * Runs Temporal server on the Postgres database of `postgresUrl` (and `<database>_visibility`), on the
  * ports `port`..`port + TEMPORAL_SERVER_PORTS - 1`: the script brings both schemas up to date, then the
  * server starts. Once it answers, creates `namespace` and llmgw's search attributes where missing, as
- * compose's temporal-setup job does. Build it first (buildTemporalServer).
+ * compose's temporal-setup job does. Build it first (buildTemporalServer). With `authorization`, llmgw's
+ * server, on AUTHORIZING_SERVER_PORTS ports: every call then needs a credential signed with its key.
  */
 export async function startTemporalPostgresServer(options: {
   postgresUrl: string;
   port: number;
   namespace?: string;
+  authorization?: TemporalAuthorization;
   log?: (line: string) => void;
 }): Promise<TemporalPostgresServer> {
+  const { authorization } = options;
   const server = startService(
     'bash',
-    [scriptPath('temporal-server.sh'), 'start', '--port', String(options.port)],
+    [
+      scriptPath('temporal-server.sh'),
+      'start',
+      '--port',
+      String(options.port),
+      ...(authorization ? ['--authorize'] : []),
+    ],
     {
       stopSignal: 'SIGTERM',
       log: options.log,
       // The URL holds the password: in the environment, not on a command line any local user can read.
       env: childEnvironment({
         passes: INSTALLER_VARIABLES,
-        set: { TEMPORAL_POSTGRES_URL: options.postgresUrl },
+        set: {
+          TEMPORAL_POSTGRES_URL: options.postgresUrl,
+          ...(authorization && { LLMGW_TEMPORAL_KEY_FILE: authorization.keyFile }),
+        },
       }),
     },
   );
@@ -62,7 +86,7 @@ export async function startTemporalPostgresServer(options: {
   try {
     // A first start on an empty database applies every schema version first.
     await waitUntilServing({ address, what: 'Temporal server', timeoutMs: 120_000, ...server });
-    await prepareNamespace(address, options.namespace ?? 'default');
+    await prepareNamespace(address, options.namespace ?? 'default', authorization?.key);
   } catch (error) {
     server.child.kill('SIGKILL');
     throw error;
@@ -71,8 +95,8 @@ export async function startTemporalPostgresServer(options: {
 }
 
 /** Creates the namespace and llmgw's search attributes where missing, and waits until queries take them. */
-async function prepareNamespace(address: string, namespace: string) {
-  const connection = await Connection.connect({ address });
+async function prepareNamespace(address: string, namespace: string, key: Buffer | undefined) {
+  const connection = await Connection.connect({ address, ...temporalAuth(key) });
   try {
     await connection.workflowService
       .registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(RETENTION) })

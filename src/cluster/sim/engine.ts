@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostUrl } from '../../domain/node-grant.ts';
 import { SimBatch } from './engine-batch.ts';
 import type { SimEngineModel } from './engine-model.ts';
 import {
@@ -15,6 +16,8 @@ export { simKnee } from './engine-model.ts';
 export interface SimEngineOptions extends SimEngineModel {
   /** 0 or absent: a free port. */
   port?: number;
+  /** The address it listens on (default 127.0.0.1). */
+  host?: string;
   /** Seeds the jitter. */
   seed: number;
   /** The model /v1/models lists; requests may name any model. */
@@ -106,6 +109,7 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
     });
   };
 
+  const host = options.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const kind = req.method === 'POST' ? KINDS.get(path) : undefined;
@@ -127,11 +131,11 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: hostUrl(host, port),
     async stop() {
       batch.stopAll();
       server.closeAllConnections();

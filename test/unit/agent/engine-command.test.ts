@@ -1,17 +1,23 @@
 // The process each engine kind runs for a replica (src/agent/engine-command.ts): the engine's own
-// flags to listen on loopback and serve under the llmgw model's name, the profile's args last, the
+// flags to listen on the node's address and serve under the llmgw model's name, the profile's args last, the
 // command engine's placeholders filled, and the replica's GPUs in its environment.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { engineCommand, fillPlaceholders, type ReplicaLaunch } from '../../../src/agent/engine-command.ts';
 
-const launch: ReplicaLaunch = { replica: 'chat-r7', model: 'chat', port: 41234, gpus: [2, 3] };
+const launch: ReplicaLaunch = {
+  replica: 'chat-r7',
+  model: 'chat',
+  port: 41234,
+  host: '10.1.2.3',
+  gpus: [2, 3],
+};
 const gpuEnv = { CUDA_DEVICE_ORDER: 'PCI_BUS_ID', CUDA_VISIBLE_DEVICES: '2,3' };
-const listen = ['--host', '127.0.0.1', '--port', '41234'];
+const listen = ['--host', '10.1.2.3', '--port', '41234'];
 
 describe('an engine command line', () => {
-  it('vLLM: vllm serve MODEL on loopback, served as the model, then the args', () => {
+  it('vLLM: vllm serve MODEL on the node address, served as the model, then the args', () => {
     assert.deepEqual(
       engineCommand(
         { kind: 'vllm', model: 'Qwen/Qwen2.5-7B', args: ['--tensor-parallel-size', '2'] },
@@ -61,7 +67,7 @@ describe('an engine command line', () => {
     );
   });
 
-  it('command: its argv and env with {port}, {model} and {replica} filled, every time they appear', () => {
+  it('command: its argv and env with {port}, {host}, {model} and {replica} filled, every time they appear', () => {
     assert.deepEqual(
       engineCommand(
         {
@@ -69,6 +75,8 @@ describe('an engine command line', () => {
           argv: [
             'guidellm',
             'mock-server',
+            '--host',
+            '{host}',
             '--port',
             '{port}',
             '--model',
@@ -81,7 +89,7 @@ describe('an engine command line', () => {
       ),
       {
         command: 'guidellm',
-        args: ['mock-server', '--port', '41234', '--model', 'chat', '--name=chat-r7-41234'],
+        args: ['mock-server', ...listen, '--model', 'chat', '--name=chat-r7-41234'],
         env: { LOG_NAME: 'chat-r7.log', PLAIN: 'a {b} c', ...gpuEnv },
       },
     );
@@ -89,7 +97,7 @@ describe('an engine command line', () => {
 
   it('sim: llmgw sim-engine with the profile settings it gives, the batch defaulting to default_concurrency', () => {
     const llmgw = join(import.meta.dirname, '..', '..', '..', 'bin', 'llmgw.mjs');
-    const base = [llmgw, 'sim-engine', '--port', '41234', '--model', 'chat', '--replica', 'chat-r7'];
+    const base = [llmgw, 'sim-engine', ...listen, '--model', 'chat', '--replica', 'chat-r7'];
     assert.deepEqual(engineCommand({ kind: 'sim' }, { ...launch, gpus: [] }), {
       command: process.execPath,
       args: base,

@@ -84,7 +84,7 @@ describe('a profile engine', () => {
     [
       'a placeholder misspelt',
       { kind: 'command', argv: ['x', '--port={prot}'] },
-      'engine.argv.1 names {prot}, which is no placeholder (they are {port}, {model}, {replica})',
+      'engine.argv.1 names {prot}, which is no placeholder (they are {port}, {host}, {model}, {replica})',
     ],
     [
       'a very long argument',
@@ -110,7 +110,7 @@ describe('a profile engine', () => {
     [
       'env with a placeholder misspelt',
       { kind: 'command', argv: ['x'], env: { A: '{replika}' } },
-      'engine.env.A names {replika}, which is no placeholder (they are {port}, {model}, {replica})',
+      'engine.env.A names {replika}, which is no placeholder (they are {port}, {host}, {model}, {replica})',
     ],
     [
       'env that sets the GPUs',

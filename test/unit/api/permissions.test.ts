@@ -23,8 +23,16 @@ const LABEL: Record<string, string> = {
 const label = (key: ScopeKey) => LABEL[key] ?? key;
 const chain = (key: ScopeKey | null): ScopeKey[] => (key ? [key, ...chain(PARENT[key])] : []);
 
+const GRANT = { address: '10.0.0.7', bounds: { capacity: { gpus: 8 } } };
+/** An agent's identity carries its node and node grant, as an agent token made since migration 017. */
 const who = (role: Identity['role'], scope: string | null = null, models: string[] | null = null) =>
-  ({ name: 't', role, scope: scope as ScopeKey | null, models }) as Identity;
+  ({
+    name: 't',
+    role,
+    scope: scope as ScopeKey | null,
+    models,
+    ...(role === 'agent' && { node: 'gpu-7', nodeGrant: GRANT }),
+  }) as Identity;
 
 const admin = who('admin');
 const mlOperator = who('operator', 'team:ml');
@@ -131,6 +139,15 @@ describe('permissions', () => {
         assert.equal(verdict.allowed, action in actions, `${role} ${action}`);
       }
     }
+  });
+
+  it('refuses everything to an agent token made before node addresses and bounds, in one sentence', () => {
+    const { nodeGrant: _, ...legacy } = who('agent');
+    assert.deepEqual(may(legacy, 'run-node', { chain: [], node: 'gpu-7' }), {
+      allowed: false,
+      why: 'an agent of node gpu-7 may not act: its token was made before node addresses and bounds; an admin makes a new one with both',
+    });
+    assert.equal(may(who('agent'), 'run-node', { chain: [], node: 'gpu-7' }).allowed, true);
   });
 
   it('says in one sentence what the role lacks', () => {

@@ -80,13 +80,13 @@ describe('a replica on an agent node', () => {
     engineLog: async () => [],
   });
 
-  it("starts the engine on the node's own queue and settles the replica ready with its endpoint", async () => {
+  it("starts the engine on the node's own queue and settles the replica ready with its port", async () => {
     await withAgent(
       'n1',
-      agentThat(async ({ replica }) => ({ endpoint: `http://127.0.0.1:1/${replica}` })),
+      agentThat(async ({ replica }) => ({ port: replica === 'r1' ? 8001 : 1 })),
       () => run(input('start', 'n1', 'r1')),
     );
-    assert.deepEqual(settled.at(-1)?.report, { state: 'ready', endpoint: 'http://127.0.0.1:1/r1' });
+    assert.deepEqual(settled.at(-1)?.report, { state: 'ready', port: 8001 });
     assert.equal(settled.at(-1)?.node, 'n1');
   });
 
@@ -125,7 +125,7 @@ describe('a replica on an agent node', () => {
     const began = await env.currentTimeMs();
     await withAgent(
       'n4',
-      agentThat(async () => ({ endpoint: 'unused' })),
+      agentThat(async () => ({ port: 1 })),
       () => run(input('drain', 'n4', 'r4')),
     );
     const stop = engineCalls.find((call) => call.replica === 'r4');

@@ -19,7 +19,8 @@ export function agentHandlers(deps: ApiDeps) {
     if (!answer) throw new NotFound(`there is no agent's node "${name}"`);
     // A node back from lost is room again for any model waiting for room.
     if (answer.back) await reconcilers.tell(await pendingModels(sql), 'replicaChanged');
-    return c.json({ name, state: answer.state, back: answer.back, wanted: answer.wanted }, 200);
+    const temporal = deps.nodeCredential?.(name);
+    return c.json({ name, state: answer.state, back: answer.back, wanted: answer.wanted, temporal }, 200);
   };
 
   const report: RouteHandler<typeof replicaReportRoute> = async (c) => {

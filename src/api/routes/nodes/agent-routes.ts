@@ -23,6 +23,12 @@ const WantedSchema = z
     wanted: z
       .array(z.object({ id: z.string(), state: z.enum(REPLICA_STATES) }))
       .describe('The replicas the store wants on the node: the agent stops the engine of any other.'),
+    temporal: z
+      .object({ credential: z.string(), expires_at: z.string() })
+      .optional()
+      .describe(
+        "The node's credential for Temporal server (when it authorizes calls): it reaches the node's own task queue only, until expires_at; each heartbeat answers a fresh one.",
+      ),
   })
   .openapi('Heartbeat');
 
@@ -40,7 +46,10 @@ const ReplicaReportSchema = z
   .discriminatedUnion('state', [
     z.strictObject({
       state: z.literal('ready'),
-      endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(200),
+      port: z.number().int().min(1).max(65535).openapi({
+        description:
+          "the engine's port on the node: it serves at http://<the node's address>:<port>/v1, the address being its agent token's",
+      }),
     }),
     z.strictObject({ state: z.literal('failed'), reason: z.string().min(1).max(2000) }),
     z.strictObject({ state: z.literal('stopped') }),
@@ -52,7 +61,7 @@ export const replicaReportRoute = createRoute({
   method: 'post',
   path: '/nodes/{name}/replicas/{id}/report',
   tags: ['agents'],
-  summary: 'A replica of the node is ready (where it serves), failed (why) or stopped',
+  summary: 'A replica of the node is ready (on which port), failed (why) or stopped',
   request: { params: ReplicaParams, body: jsonRequest(ReplicaReportSchema) },
   responses: {
     200: jsonContent(z.object({ id: z.string(), state: z.enum(REPLICA_STATES), moved: z.boolean() })),

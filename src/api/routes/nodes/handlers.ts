@@ -1,7 +1,10 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { Conflict, NotFound } from '../../../domain/errors.ts';
+import type { NodeGrant } from '../../../domain/node-grant.ts';
+import { beyondBounds, breachSentence, type NodeDeclaration } from '../../../policy/node-bounds.ts';
 import { nodeUsage } from '../../../policy/node-usage.ts';
 import { complete, exceeding, formatResources, sum } from '../../../policy/resources.ts';
+import { recordEvent } from '../../../store/audit.ts';
 import type { Db } from '../../../store/db.ts';
 import { pendingModels } from '../../../store/decisions.ts';
 import { lastHeartbeats } from '../../../store/node-liveness.ts';
@@ -29,8 +32,13 @@ export function nodeHandlers(deps: ApiDeps) {
   const put: RouteHandler<typeof putNodeRoute> = async (c) => {
     const { name } = c.req.valid('param');
     const input = c.req.valid('json');
-    if (identityOf(c).role === 'agent' && input.driver !== 'agent')
+    const who = identityOf(c);
+    if (who.role === 'agent' && input.driver !== 'agent')
       throw new ApiError(400, 'an agent registers its node with driver "agent"');
+    // Only an agent's identity carries a node grant (permissions.ts refuses an agent's without one).
+    const address = who.nodeGrant
+      ? await boundedRegistration(deps, who.name, who.nodeGrant, name, input)
+      : undefined;
     const held = sum((await listReplicas(sql, { node: name, activeOnly: true })).map((r) => r.resources));
     // An absent dimension is no capacity at all (placement reads it as 0), so it is compared as 0.
     const short = exceeding(held, complete(input.capacity));
@@ -49,10 +57,11 @@ export function nodeHandlers(deps: ApiDeps) {
           gpu_model: input.gpu_model ?? null,
           labels: input.labels ?? {},
           driver: input.driver,
+          ...(address && { address }),
         }),
       tell: pending,
     });
-    return c.json({ name }, created ? 201 : 200);
+    return c.json({ name, ...(address && { address }) }, created ? 201 : 200);
   };
 
   const list: RouteHandler<typeof listNodesRoute> = async (c) => {
@@ -105,6 +114,28 @@ export function nodeHandlers(deps: ApiDeps) {
   };
 
   return { put, list, setState, remove };
+}
+
+/**
+ * An agent registers its node within its token's bounds, at its token's address (which it answers):
+ * a registration beyond them is refused, and recorded in the audit log since it changed nothing.
+ */
+async function boundedRegistration(
+  deps: ApiDeps,
+  token: string,
+  grant: NodeGrant,
+  name: string,
+  declared: NodeDeclaration,
+): Promise<string> {
+  const breach = beyondBounds(declared, grant.bounds);
+  if (!breach) return grant.address;
+  const why = breachSentence(name, breach);
+  await recordEvent(
+    deps.sql,
+    { actor: token, action: 'node.register-refused', target: `node:${name}` },
+    { declared: declared as never, reason: why },
+  );
+  throw new ApiError(403, why);
 }
 
 /** A node as the audit log names and keeps it, before and after a change. */

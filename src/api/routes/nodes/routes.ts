@@ -4,6 +4,7 @@ import { permits, permitsNode } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { NameParam } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
+import { GpuModelSchema, LabelsSchema } from '../../schemas/node-grant.ts';
 import { ResourcesSchema } from '../../schemas/resources.ts';
 
 // The nodes' routes as the OpenAPI document describes them; what they do is in handlers.ts.
@@ -13,8 +14,8 @@ const BODY_LIMIT = 16 * 1024;
 const NodeInputSchema = z
   .strictObject({
     capacity: ResourcesSchema,
-    gpu_model: z.string().min(1).max(63).optional(),
-    labels: z.record(z.string().max(63), z.string().max(253)).optional(),
+    gpu_model: GpuModelSchema.optional(),
+    labels: LabelsSchema.optional(),
     driver: z.enum(NODE_DRIVERS).optional().openapi({
       description:
         "what runs its replicas: sim (the simulated cluster, the default for a new node) or agent (an llmgw agent on the machine); a PUT without it keeps the node's",
@@ -43,6 +44,14 @@ const NodeViewSchema = z
   })
   .openapi('Node');
 
+const RegisteredSchema = z.object({
+  name: z.string(),
+  address: z
+    .string()
+    .optional()
+    .describe("To an agent: its node's address (its token's), where its engines listen."),
+});
+
 export const putNodeRoute = createRoute({
   middleware: [permitsNode('run-node'), jsonBody(BODY_LIMIT)] as const,
   method: 'put',
@@ -52,8 +61,8 @@ export const putNodeRoute = createRoute({
     'Add or update a node (capacity may not drop below what its replicas hold); an agent registers its own',
   request: { params: NameParam, body: jsonRequest(NodeInputSchema) },
   responses: {
-    200: jsonContent(z.object({ name: z.string() }), 'updated'),
-    201: jsonContent(z.object({ name: z.string() }), 'created'),
+    200: jsonContent(RegisteredSchema, 'updated'),
+    201: jsonContent(RegisteredSchema, 'created'),
     ...errors(400, 409, 413, 503),
   },
 });

@@ -26,6 +26,8 @@ export function tokenHandlers(deps: ApiDeps) {
       scope: input.scope ? (await resolveOrRefuse(c, input.scope)).key : null,
       models: input.models ?? null,
       node: input.node ?? null,
+      ...(input.node_address &&
+        input.node_bounds && { node_grant: { address: input.node_address, bounds: input.node_bounds } }),
       expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
     };
     const secret = newSecret();
@@ -36,9 +38,11 @@ export function tokenHandlers(deps: ApiDeps) {
   const list: RouteHandler<typeof listTokensRoute> = async (c) => {
     const [tokens, scopes] = await Promise.all([listTokens(sql), listScopes(sql)]);
     const byKey = new Map(scopes.map((scope) => [scope.key, scope]));
-    const body = tokens.map((token) => ({
+    const body = tokens.map(({ node_grant, ...token }) => ({
       ...token,
       node: token.node ?? null,
+      node_address: node_grant?.address ?? null,
+      node_bounds: node_grant?.bounds ?? null,
       scope_name: token.scope ? displayName(byKey, token.scope) : null,
     }));
     return c.json(body, 200);
@@ -62,7 +66,7 @@ export function tokenHandlers(deps: ApiDeps) {
 
 /**
  * Checks what a role may be given: an operator and a client need a scope, admin and metrics take none,
- * only a reporter takes models, only an agent (and always) a node.
+ * only a reporter takes models, only an agent (and always) a node with its address and bounds.
  */
 function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
   if (input.role === 'operator' && !input.scope)
@@ -77,7 +81,13 @@ function checkGrant(input: z.infer<typeof TokenInputSchema>, now: number) {
     throw new ApiError(400, 'only a reporter token is limited to models');
   if (input.role === 'agent' && (!input.node || input.scope))
     throw new ApiError(400, 'an agent token needs a node and takes no scope: it acts for that node only');
-  if (input.node && input.role !== 'agent') throw new ApiError(400, 'only an agent token is bound to a node');
+  if (input.role === 'agent' && (!input.node_address || !input.node_bounds))
+    throw new ApiError(
+      400,
+      "an agent token needs node_address and node_bounds: where its node's engines are reached and the most the node may declare",
+    );
+  if ((input.node || input.node_address || input.node_bounds) && input.role !== 'agent')
+    throw new ApiError(400, 'only an agent token is bound to a node');
   if (input.expires_at && Date.parse(input.expires_at) <= now)
     throw new ApiError(400, `expires_at ${input.expires_at} is not in the future`);
 }

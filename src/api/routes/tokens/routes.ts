@@ -4,6 +4,7 @@ import { permits } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { ObjectNameSchema, ScopeRefSchema } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
+import { NodeAddressSchema, NodeBoundsSchema } from '../../schemas/node-grant.ts';
 import { TimestampSchema } from '../../timestamps.ts';
 
 // The tokens' routes as the OpenAPI document describes them; what they do is in handlers.ts.
@@ -29,6 +30,13 @@ export const TokenInputSchema = z
     node: ObjectNameSchema.optional().openapi({
       description: 'the node an agent registers and reports for (required for an agent)',
     }),
+    node_address: NodeAddressSchema.optional().openapi({
+      description:
+        "an agent's node's IP address or host name (required for an agent): its engines listen there, and the gateway reaches them there only",
+    }),
+    node_bounds: NodeBoundsSchema.optional().openapi({
+      description: "the most an agent's node may declare when it registers (required for an agent)",
+    }),
     expires_at: TimestampSchema.optional(),
   })
   .openapi('TokenInput');
@@ -50,6 +58,8 @@ const TokenViewSchema = z
     scope_name: z.string().nullable(),
     models: z.array(z.string()).nullable(),
     node: z.string().nullable(),
+    node_address: z.string().nullable(),
+    node_bounds: NodeBoundsSchema.nullable(),
     created_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable(),
