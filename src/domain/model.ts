@@ -19,8 +19,9 @@ export interface Profile {
   params?: Record<string, ParamValue>;
 }
 
-/** A replica serves requests only through an engine: one of a profile without any has no endpoint. */
-export const servesRequests = (profile: Profile): boolean => profile.engine !== undefined;
+/** A replica serves requests only through an engine (a runtime's or inline): one of a profile without any has no endpoint. */
+export const servesRequests = (profile: Profile): boolean =>
+  profile.engine !== undefined || profile.runtime !== undefined;
 
 export interface Model {
   name: string;

@@ -76,7 +76,7 @@ export class Admission {
     if (!profiles || profiles.some(servesRequests)) return;
     throw new Refusal(
       'not_servable',
-      `model ${model} cannot serve requests: none of its profiles (${profiles.map((p) => p.name).join(', ')}) has an engine, so its replicas have no endpoint; give a profile an engine (docs/api.md#models)`,
+      `model ${model} cannot serve requests: none of its profiles (${profiles.map((p) => p.name).join(', ')}) has a runtime or an engine, so its replicas have no endpoint; give a profile a runtime (docs/api.md#models)`,
     );
   }
 

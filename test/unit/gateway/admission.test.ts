@@ -93,7 +93,7 @@ describe('Admission', () => {
     assert.equal(refusal.kind, 'not_servable');
     assert.equal(
       refusal.message,
-      'model m cannot serve requests: none of its profiles (h100, l4) has an engine, so its replicas have no endpoint; give a profile an engine (docs/api.md#models)',
+      'model m cannot serve requests: none of its profiles (h100, l4) has a runtime or an engine, so its replicas have no endpoint; give a profile a runtime (docs/api.md#models)',
     );
     assert.equal(waiting.get('m') ?? 0, 0, 'nothing held');
   });
