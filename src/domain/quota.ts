@@ -15,4 +15,10 @@ export interface Quota {
   limit?: Resources;
   /** Absent means 'lower-claim'. */
   preemption?: Preemption;
+  /**
+   * The scope's priority among its siblings (POLICY.md "Priority nests"); absent means 0. It is on the
+   * quota so that only whoever may change the quota sets it: an admin for an org, the operator of the
+   * scope above for a team or a project.
+   */
+  priority?: number;
 }

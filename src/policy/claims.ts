@@ -1,5 +1,5 @@
 import type { Replica } from '../domain/cluster.ts';
-import { type Claim, TIERS } from '../domain/decision.ts';
+import type { Claim } from '../domain/decision.ts';
 import type { Model } from '../domain/model.ts';
 import { loadOf } from './load.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
@@ -38,15 +38,22 @@ function claimAt(model: Model, k: number, needed: number): Claim {
  */
 const figured = perView(() => new Map<string, { serving: readonly Replica[]; claims: Claim[] }>());
 
+/** The claims of the model's serving replicas, oldest first (with those replicas). */
+export function claimsOfModel(view: View, model: Model): { serving: readonly Replica[]; claims: readonly Claim[] } {
+  const byModel = figured(view);
+  let ofModel = byModel.get(model.name);
+  if (!ofModel) {
+    ofModel = figureClaims(view, model);
+    byModel.set(model.name, ofModel);
+  }
+  return ofModel;
+}
+
 /** The claim of a serving replica (pending, starting, ready); undefined for a draining one or one of a model gone. */
 export function claimOf(view: View, replica: Replica): Claim | undefined {
-  const byModel = figured(view);
-  let ofModel = byModel.get(replica.model);
-  if (!ofModel) {
-    const model = view.models.get(replica.model);
-    ofModel = model ? figureClaims(view, model) : { serving: [], claims: [] };
-    byModel.set(replica.model, ofModel);
-  }
+  const model = view.models.get(replica.model);
+  if (!model) return undefined;
+  const ofModel = claimsOfModel(view, model);
   const k = ofModel.serving.findIndex((r) => r.id === replica.id);
   return k < 0 ? undefined : ofModel.claims[k];
 }
@@ -57,34 +64,5 @@ function figureClaims(view: View, model: Model): { serving: readonly Replica[]; 
   return { serving: figures.serving, claims: figures.serving.map((_, i) => claimAt(model, i + 1, needed)) };
 }
 
-/** The claim of every serving replica of the models in the view, by replica ID (claimOf by ID). */
-export const claims: (view: View) => Pick<ReadonlyMap<string, Claim>, 'get'> = perView((view) => {
-  const byId = new Map(view.active.map((r) => [r.id, r]));
-  return {
-    get: (id) => {
-      const replica = byId.get(id);
-      return replica && claimOf(view, replica);
-    },
-  };
-});
-
 /** The claim of the replica a model adds next: floor up to min_replicas, else demand (something asks for it). */
 export const nextClaim = (model: Model, serving: number): Claim => claimAt(model, serving + 1, serving + 1);
-
-/** Each tier by its place in TIERS, weakest first. */
-const TIER_ORDER: Record<Claim['tier'], number> = Object.fromEntries(
-  TIERS.map((tier, i) => [tier, i]),
-) as Record<Claim['tier'], number>;
-
-/** Within the floor tier a model's 1st replica outranks another's 2nd; the other tiers have no rank. */
-const rankOf = (claim: Claim): number => (claim.tier === 'floor' ? -claim.k : 0);
-
-/**
- * Claims compared, stronger first (positive when a is stronger):
- * 1. model priority, higher first;
- * 2. tier: floor, then demand, then surplus;
- * 3. rank within the floor tier: the lower k first.
- */
-export function compareClaims(a: Claim, b: Claim): number {
-  return a.priority - b.priority || TIER_ORDER[a.tier] - TIER_ORDER[b.tier] || rankOf(a) - rankOf(b);
-}

@@ -3,7 +3,16 @@ import type { Claim, Victim } from '../domain/decision.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import { claimOf, compareClaims } from './claims.ts';
+import {
+  chainOf,
+  compareAtParting,
+  compareClaims,
+  compareInOrder,
+  type Ranked,
+  ranked,
+  rankedOf,
+} from './claim-order.ts';
+import { claimOf } from './claims.ts';
 import { protection } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
 import { canHost, hostsOf } from './placement.ts';
@@ -31,26 +40,28 @@ export const mayPreempt = (view: View, owner: ScopeKey | null): boolean =>
  * (guarantees still protect across scopes).
  */
 export function preemptible(view: View, model: Model, claim: Claim): (replica: Replica) => boolean {
-  const mayBe = mayBeVictim(view, model, claim);
+  const mine = ranked(view, model, claim);
+  const mayBe = mayBeVictim(view, model, mine);
   return (replica) => {
     if (!mayBe(replica)) return false;
-    const its = claimOf(view, replica);
-    return its !== undefined && compareClaims(its, claim) < 0;
+    const its = rankedOf(view, replica);
+    return its !== undefined && compareClaims(its, mine) < 0;
   };
 }
 
 /**
- * All `preemptible` asks of a replica except a strictly lower claim, and of no higher model priority
- * (what claims compare first): a test that figures no claim, so it may go first.
+ * All `preemptible` asks of a replica except a strictly lower claim, and not stronger where the two
+ * chains part (what claims compare first): a test that figures no tier, so it may go first.
  */
-function mayBeVictim(view: View, model: Model, claim: Claim): (replica: Replica) => boolean {
+function mayBeVictim(view: View, model: Model, mine: Ranked): (replica: Replica) => boolean {
   const chain = view.chain(model.owner);
   const protectors = protection(view);
   return (replica) => {
     if (replica.model === model.name || replica.state === 'draining' || replica.state === 'pending') {
       return false;
     }
-    if ((view.models.get(replica.model)?.priority ?? 0) > claim.priority) return false;
+    const its = view.models.get(replica.model);
+    if (its && compareAtParting(chainOf(view, its), mine) > 0) return false;
     const protector = protectors.get(replica.id) ?? null;
     return protector === null || chain.includes(protector);
   };
@@ -89,18 +100,18 @@ export function limitRoom(view: View, model: Model, scope: ScopeKey): Resources 
 
 /**
  * The started replicas with a claim among `replicas`, in victim order:
- * 1. the lowest claim first;
+ * 1. the lowest claim first (compareInOrder: those that may be victims are already lower than the new one's);
  * 2. the newest first.
  */
 function inVictimOrder(view: View, replicas: readonly Replica[]): Replica[] {
-  const ranked: { replica: Replica; claim: Claim }[] = [];
+  const list: { replica: Replica; claim: Ranked }[] = [];
   for (const replica of replicas) {
     if (replica.state !== 'starting' && replica.state !== 'ready') continue;
-    const claim = claimOf(view, replica);
-    if (claim) ranked.push({ replica, claim });
+    const claim = rankedOf(view, replica);
+    if (claim) list.push({ replica, claim });
   }
-  ranked.sort((a, b) => compareClaims(a.claim, b.claim) || olderFirst(b.replica, a.replica));
-  return ranked.map(({ replica }) => replica);
+  list.sort((a, b) => compareInOrder(a.claim, b.claim) || olderFirst(b.replica, a.replica));
+  return list.map(({ replica }) => replica);
 }
 
 /** Models by owner: the replicas under a scope are those of the models it and the scopes beneath it own. */
@@ -139,18 +150,6 @@ function victimsUnder(view: View, scope: ScopeKey): readonly Replica[] {
 /** Nodes by name: the first that fits is the one a plan of equal victims picks. */
 const nodesByName = perView((view) => [...view.nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
 
-/** The index of the first replica in victim order whose claim is not below `claim` (binary search). */
-function firstAtOrAbove(view: View, ordered: readonly Replica[], claim: Claim): number {
-  let low = 0;
-  let high = ordered.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (compareClaims(claimOf(view, ordered[middle])!, claim) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
 export interface PreemptionPlan {
   /** Where the new replica is reserved at once; it starts once its victims have stopped. */
   node: string;
@@ -165,7 +164,7 @@ interface Candidate {
   victims: Replica[];
   freed: Resources;
   /** The strongest claim among the victims. */
-  strongest: Claim;
+  strongest: Ranked;
 }
 
 /**
@@ -179,7 +178,7 @@ function comparePlans(a: Candidate, b: Candidate): number {
   return (
     a.victims.length - b.victims.length ||
     compareScarceFirst(a.freed, b.freed) ||
-    compareClaims(a.strongest, b.strongest) ||
+    compareInOrder(a.strongest, b.strongest) ||
     (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)
   );
 }
@@ -224,9 +223,7 @@ export function planPreemption(
   const limits = blockingRooms(view, model, need);
   const outermost = [...limits.keys()].at(-1);
   const eligible = preemptible(view, model, claim);
-  // Victims of a lower claim come first in victim order: only that prefix of the list is looked at.
-  const under = outermost ? victimsUnder(view, outermost) : [];
-  const underLimit = under.slice(0, firstAtOrAbove(view, under, claim)).filter(eligible);
+  const underLimit = outermost ? victimsUnder(view, outermost).filter(eligible) : [];
   if (outermost && underLimit.length === 0) return null;
 
   const protectors = protection(view);
@@ -257,8 +254,8 @@ export function planPreemption(
     victims,
     freed: sum(victims.map((v) => v.resources)),
     strongest: victims
-      .map((v) => claimOf(view, v)!)
-      .sort(compareClaims)
+      .map((v) => rankedOf(view, v)!)
+      .sort(compareInOrder)
       .at(-1)!,
   });
 
@@ -284,7 +281,7 @@ export function planPreemption(
   if (!best) {
     // Victims on a node: only nodes where some candidate runs can make room.
     const limitNodes = new Set(underLimit.map((r) => r.node));
-    const mayBe = mayBeVictim(view, model, claim);
+    const mayBe = mayBeVictim(view, model, ranked(view, model, claim));
     for (const node of hostsOf(view, profile)) {
       // A node frees at most its room once drained plus all that may be victims there: where even that
       // is too little, no plan is made on it, and its replicas' claims are not figured.

@@ -3,7 +3,7 @@ import type { Claim, Victim } from '../domain/decision.ts';
 import type { Model, Profile } from '../domain/model.ts';
 import { DIMENSIONS, type Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
-import { claims, compareClaims } from './claims.ts';
+import { compareClaims, ranked, rankedOf } from './claim-order.ts';
 import { borrowedByScope, isBorrowed } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
 import { canHost } from './placement.ts';
@@ -94,13 +94,14 @@ export function mayReclaim(
   claim: Claim,
   forScope: ScopeKey,
 ): (replica: Replica) => boolean {
+  const mine = ranked(view, model, claim);
   return (r) => {
     if (r.state !== 'starting' && r.state !== 'ready') return false;
     if (r.model === model.name || !isBorrowed(view, r.id)) return false;
     if (!isUnder(view, forScope, r)) return true;
     // Claims are figured (for every model, once per view) only when a victim under the scope asks.
-    const its = claims(view).get(r.id);
-    return its !== undefined && compareClaims(its, claim) < 0;
+    const its = rankedOf(view, r);
+    return its !== undefined && compareClaims(its, mine) < 0;
   };
 }
 

@@ -12,7 +12,7 @@ import { type Answer, idleReconcilers, type Stack, startStack } from '../support
 
 const NOT_A_SCOPE = 'is not org:NAME, team:ORG/TEAM or project:ORG/TEAM/PROJECT';
 const EMPTY_QUOTA = 'a quota needs a guarantee or a limit; to remove one, DELETE it';
-/** The fields of the original's quota view; llmgw adds `borrowed` and `preemption`. */
+/** The fields of the original's quota view; llmgw adds `borrowed`, `preemption` and `priority`. */
 const VIEW_FIELDS = ['scope', 'name', 'guarantee', 'limit', 'holds', 'updated_by', 'updated_at'];
 
 /**
@@ -145,13 +145,15 @@ describe('compatibility with the original quota API', () => {
       const quotas: Record<string, any>[] = await ok('GET', '/api/v1/quotas');
       for (const quota of quotas) {
         // llmgw adds what the scope borrows (POLICY.md "Guarantee: protected and borrowed") and whether
-        // its models may preempt ("Priority and fair sharing among models").
+        // its models may preempt ("Priority and fair sharing among models") and its priority among its
+        // siblings ("Priority nests").
         assert.deepEqual(
           Object.keys(quota).sort(),
-          [...VIEW_FIELDS, 'borrowed', 'preemption'].sort(),
+          [...VIEW_FIELDS, 'borrowed', 'preemption', 'priority'].sort(),
           quota.scope,
         );
         assert.equal(quota.preemption, 'lower-claim', 'the default, for quotas set as the original did');
+        assert.equal(quota.priority, 0, 'the default, for quotas set as the original did');
       }
       const of = (key: string) => quotas.find((quota) => quota.scope === key)!;
       assert.deepEqual(

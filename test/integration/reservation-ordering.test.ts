@@ -13,7 +13,8 @@ import { type Decision, RESERVING_ACTIONS } from '../../src/domain/decision.ts';
 import type { Profile } from '../../src/domain/model.ts';
 import type { Resources } from '../../src/domain/resources.ts';
 import { DEFAULT_POLICY_SETTINGS, EMPTY_MEMORY } from '../../src/domain/snapshot.ts';
-import { claims, compareClaims, nextClaim } from '../../src/policy/claims.ts';
+import { compareClaims, ranked, rankedOf } from '../../src/policy/claim-order.ts';
+import { nextClaim } from '../../src/policy/claims.ts';
 import { isBorrowed } from '../../src/policy/guarantee.ts';
 import { add, complete, fitsWithin, subtract, sum } from '../../src/policy/resources.ts';
 import { buildView, type View } from '../../src/policy/view.ts';
@@ -132,10 +133,10 @@ async function checkInvariants(sql: Sql, what: string) {
 function checkPreemption(before: View, decision: Decision) {
   const model = before.models.get(decision.model)!;
   const serving = before.replicasOfModel(model.name).filter((r) => r.state !== 'draining').length;
-  const claim = nextClaim(model, serving);
-  const claimed = claims(before);
+  const claim = ranked(before, model, nextClaim(model, serving));
   for (const victim of decision.victims ?? []) {
-    const its = claimed.get(victim.replica);
+    const replica = before.active.find((r) => r.id === victim.replica);
+    const its = replica && rankedOf(before, replica);
     assert.ok(
       its && compareClaims(its, claim) < 0,
       `${decision.model} preempted ${victim.replica} of no lower claim`,

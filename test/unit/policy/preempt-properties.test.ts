@@ -18,13 +18,67 @@ import { chainOf, checkNodes, guaranteeTakes, isActive, under } from './oracle.t
 
 // ---- oracle: claims as POLICY.md defines them -------------------------------------------------------
 
-type Tuple = [priority: number, tier: number, rank: number];
+/** A claim: its model (whose chain gives the first field, "Priority nests"), tier and rank. */
+type Tuple = [model: string, tier: number, rank: number];
 const FLOOR = 2;
 const DEMAND = 1;
 const SURPLUS = 0;
 
-const lower = (a: Tuple, b: Tuple) =>
-  a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
+/** The steps from the root down to the model, each with its priority: scopes' quotas', then the model's. */
+function steps(s: Snapshot, modelName: string): [string, number][] {
+  const m = s.models.find((x) => x.name === modelName)!;
+  const scopes = chainOf(s, m.owner).reverse();
+  return [
+    ...scopes.map((key): [string, number] => [key, s.quotas.find((q) => q.scope === key)?.priority ?? 0]),
+    [`model:${m.name}`, m.priority ?? 0],
+  ];
+}
+
+/** Tier, then rank, as one number. */
+const tierRank = (t: Tuple) => t[1] * 1000 + t[2];
+
+/** Whether a step has a sibling (a child of the same scope, or of the root) of a higher priority. */
+function hasStrongerSibling(s: Snapshot, step: string, strength: number): boolean {
+  const parentOf = (key: string): string => {
+    if (key.startsWith('model:')) {
+      const owner = s.models.find((m) => `model:${m.name}` === key)!.owner;
+      return chainOf(s, owner).length > 0 ? owner! : 'root';
+    }
+    return s.scopes.find((x) => x.key === key)!.parent ?? 'root';
+  };
+  const parent = parentOf(step);
+  const siblings: number[] = [
+    ...s.scopes
+      .filter((x) => (x.parent ?? 'root') === parent)
+      .map((x) => s.quotas.find((q) => q.scope === x.key)?.priority ?? 0),
+    ...s.models.filter((m) => parentOf(`model:${m.name}`) === parent).map((m) => m.priority ?? 0),
+  ];
+  return siblings.some((p) => p > strength);
+}
+
+/**
+ * A claim's standing where its chain parts at step i (docs/policy.md "Priority nests"): its tier and
+ * rank, or surplus when a step beneath i has a sibling of a higher priority.
+ */
+function standing(s: Snapshot, t: Tuple, i: number): number {
+  const mine = steps(s, t[0]);
+  return mine.slice(i + 1).some(([key, p]) => hasStrongerSibling(s, key, p))
+    ? tierRank([t[0], SURPLUS, 0])
+    : tierRank(t);
+}
+
+/** a is strictly weaker than b: where their chains part, a lower priority, or an equal one and a lower standing. */
+function lower(s: Snapshot, a: Tuple, b: Tuple): boolean {
+  const x = steps(s, a[0]);
+  const y = steps(s, b[0]);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i][0] === y[i][0]) continue;
+    if (x[i][1] !== y[i][1]) return x[i][1] < y[i][1];
+    return standing(s, a, i) < standing(s, b, i);
+  }
+  return tierRank(a) < tierRank(b);
+}
+
 const isServing = (r: Replica) => ['pending', 'starting', 'ready'].includes(r.state);
 
 function servingOf(s: Snapshot, m: Model): Replica[] {
@@ -67,7 +121,7 @@ function oracleClaims(s: Snapshot): Map<string, Tuple> {
     serving.forEach((r, i) => {
       const k = i + 1;
       const tier = k <= m.min_replicas ? FLOOR : k <= needed ? DEMAND : SURPLUS;
-      out.set(r.id, [m.priority ?? 0, tier, tier === FLOOR ? -k : 0]);
+      out.set(r.id, [m.name, tier, tier === FLOOR ? -k : 0]);
     });
   }
   return out;
@@ -75,7 +129,7 @@ function oracleClaims(s: Snapshot): Map<string, Tuple> {
 
 function newClaim(s: Snapshot, m: Model): Tuple {
   const k = servingOf(s, m).length + 1;
-  return k <= m.min_replicas ? [m.priority ?? 0, FLOOR, -k] : [m.priority ?? 0, DEMAND, 0];
+  return k <= m.min_replicas ? [m.name, FLOOR, -k] : [m.name, DEMAND, 0];
 }
 
 // ---- checks -----------------------------------------------------------------------------------------
@@ -106,7 +160,7 @@ function checkPreemption(s: Snapshot, d: Decision) {
       ['starting', 'ready'].includes(victim.state),
       `victim ${v.replica} has started and does not drain`,
     );
-    assert.ok(lower(claims.get(v.replica)!, mine), `victim ${v.replica}'s claim is strictly lower`);
+    assert.ok(lower(s, claims.get(v.replica)!, mine), `victim ${v.replica}'s claim is strictly lower`);
     for (const [scope, ids] of takes) {
       if (ids.has(v.replica))
         assert.ok(chain.includes(scope), `a guarantee of ${scope}, off the chain, protects ${v.replica}`);
@@ -141,13 +195,15 @@ const quotaOf = (scope: ScopeKey) =>
       guarantee: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined, freq: 3 }),
       limit: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined, freq: 4 }),
       preemption: fc.constantFrom(undefined, undefined, undefined, 'never' as const, 'lower-claim' as const),
+      priority: fc.option(fc.integer({ min: -1, max: 2 }), { nil: undefined, freq: 2 }),
     })
     .map(
-      ({ guarantee, limit, preemption }): Quota => ({
+      ({ guarantee, limit, preemption, priority }): Quota => ({
         scope,
         ...(guarantee !== undefined && { guarantee: { gpus: Math.min(guarantee, limit ?? guarantee) } }),
         ...(limit !== undefined && { limit: { gpus: limit } }),
         ...(preemption && { preemption }),
+        ...(priority !== undefined && { priority }),
       }),
     );
 

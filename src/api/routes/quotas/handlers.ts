@@ -134,8 +134,10 @@ async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>)
   // A dimension given as 0 is set (a limit of 0 GPUs keeps a scope off GPUs); only absent ones are not.
   const guarantee = input.guarantee && dimensionsOf(input.guarantee).length > 0 ? input.guarantee : undefined;
   const limit = input.limit && dimensionsOf(input.limit).length > 0 ? input.limit : undefined;
-  // A quota that only turns preemption off says something; one that says nothing is refused, as in the original.
-  if (!guarantee && !limit && input.preemption !== 'never')
+  // A quota that only turns preemption off or sets a priority says something; one that says nothing is
+  // refused, as in the original.
+  const priority = input.priority ? input.priority : undefined;
+  if (!guarantee && !limit && input.preemption !== 'never' && priority === undefined)
     throw new ApiError(400, 'a quota needs a guarantee or a limit; to remove one, DELETE it');
   const above = guaranteeAboveLimit(guarantee, limit);
   if (above) {
@@ -149,5 +151,6 @@ async function checkedQuota(c: Context, input: z.infer<typeof QuotaInputSchema>)
     ...(guarantee ? { guarantee } : {}),
     ...(limit ? { limit } : {}),
     ...(input.preemption ? { preemption: input.preemption } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   };
 }

@@ -7,7 +7,8 @@ import type { StoredQuota } from '../../../store/quotas.ts';
 /**
  * Shows stored quotas as GET answers them, with what their scopes hold and borrow in `snapshot`.
  * Guarantee and limit are always there, `{}` when unset, as the original had them: clients read
- * `q.limit.gpus` without a check. Preemption is always there too, "lower-claim" when unset.
+ * `q.limit.gpus` without a check. Preemption and priority are always there too, "lower-claim" and 0
+ * when unset.
  */
 export function quotaViews(snapshot: Snapshot) {
   const scopes = new Map(snapshot.scopes.map((scope) => [scope.key, scope]));
@@ -18,6 +19,7 @@ export function quotaViews(snapshot: Snapshot) {
     guarantee: quota.guarantee ?? {},
     limit: quota.limit ?? {},
     preemption: quota.preemption ?? 'lower-claim',
+    priority: quota.priority ?? 0,
     holds: complete(perScope.get(quota.scope)?.holds ?? {}),
     borrowed: complete(perScope.get(quota.scope)?.borrowed ?? {}),
     updated_by: quota.updated_by,

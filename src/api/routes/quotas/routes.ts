@@ -4,6 +4,7 @@ import { permits } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
 import { FiguresSchema } from '../../schemas/figures.ts';
+import { ModelPrioritySchema } from '../../schemas/models.ts';
 import { ResourcesSchema } from '../../schemas/resources.ts';
 
 // The quotas' routes as the OpenAPI document describes them; what they do is in handlers.ts.
@@ -27,6 +28,10 @@ export const QuotaInputSchema = z
     preemption: PreemptionSchema.optional().openapi({
       description: 'absent is "lower-claim": the whole quota is replaced, this too',
     }),
+    priority: ModelPrioritySchema.optional().openapi({
+      description:
+        "the scope's priority among its siblings (higher keeps its replicas first against theirs); absent is 0: the whole quota is replaced, this too",
+    }),
   })
   .openapi('QuotaInput');
 
@@ -37,6 +42,7 @@ const QuotaViewSchema = z
     guarantee: ResourcesSchema.describe('{} when the quota sets none'),
     limit: ResourcesSchema.describe('{} when the quota sets none'),
     preemption: PreemptionSchema,
+    priority: z.number().int().openapi({ description: "the scope's priority among its siblings (0 unless set)" }),
     holds: FiguresSchema,
     borrowed: FiguresSchema,
     updated_by: z.string(),
