@@ -150,6 +150,18 @@ function victimsUnder(view: View, scope: ScopeKey): readonly Replica[] {
 /** Nodes by name: the first that fits is the one a plan of equal victims picks. */
 const nodesByName = perView((view) => [...view.nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
 
+/** How many replicas at the head of a list in victim order sort before `claim` (binary search). */
+function sortedBefore(view: View, ordered: readonly Replica[], claim: Ranked): number {
+  let low = 0;
+  let high = ordered.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (compareInOrder(rankedOf(view, ordered[middle])!, claim) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 export interface PreemptionPlan {
   /** Where the new replica is reserved at once; it starts once its victims have stopped. */
   node: string;
@@ -222,8 +234,12 @@ export function planPreemption(
   const need = profile.resources;
   const limits = blockingRooms(view, model, need);
   const outermost = [...limits.keys()].at(-1);
+  const mine = ranked(view, model, claim);
   const eligible = preemptible(view, model, claim);
-  const underLimit = outermost ? victimsUnder(view, outermost).filter(eligible) : [];
+  // Every victim sorts before the new replica's claim (compareInOrder agrees with compareClaims): only
+  // that prefix of the list is looked at.
+  const under = outermost ? victimsUnder(view, outermost) : [];
+  const underLimit = under.slice(0, sortedBefore(view, under, mine)).filter(eligible);
   if (outermost && underLimit.length === 0) return null;
 
   const protectors = protection(view);
@@ -281,7 +297,7 @@ export function planPreemption(
   if (!best) {
     // Victims on a node: only nodes where some candidate runs can make room.
     const limitNodes = new Set(underLimit.map((r) => r.node));
-    const mayBe = mayBeVictim(view, model, ranked(view, model, claim));
+    const mayBe = mayBeVictim(view, model, mine);
     for (const node of hostsOf(view, profile)) {
       // A node frees at most its room once drained plus all that may be victims there: where even that
       // is too little, no plan is made on it, and its replicas' claims are not figured.
