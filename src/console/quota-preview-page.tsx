@@ -59,6 +59,14 @@ export async function quotaPreviewPage(ctx: PageContext) {
             </option>
           ))}
         </select>
+        <label for="priority">Priority among its siblings</label>
+        <input
+          id="priority"
+          name="priority"
+          inputmode="numeric"
+          value={query.priority ?? ''}
+          placeholder="0"
+        />
         <button type="submit">Preview</button>
       </form>
       {answer && 'problem' in answer ? <Problem sentence={answer.problem} /> : null}
@@ -82,7 +90,15 @@ async function preview(ctx: PageContext): Promise<QuotaPreview | { problem: stri
   };
   const guarantee = resources('guarantee');
   const limit = resources('limit');
-  const wrong = [guarantee, limit].find((r) => typeof r === 'string');
+  const priorityText = (ctx.query.priority ?? '').trim();
+  const priority = priorityText === '' ? undefined : Number(priorityText);
+  const wrong = [
+    guarantee,
+    limit,
+    priority !== undefined && !Number.isInteger(priority)
+      ? `the priority "${priorityText}" is not a whole number`
+      : undefined,
+  ].find((r) => typeof r === 'string');
   if (wrong !== undefined) {
     ctx.status(400);
     return { problem: wrong as string };
@@ -92,6 +108,7 @@ async function preview(ctx: PageContext): Promise<QuotaPreview | { problem: stri
     guarantee,
     limit,
     ...(ctx.query.preemption ? { preemption: ctx.query.preemption } : {}),
+    ...(priority !== undefined ? { priority } : {}),
   });
 }
 
@@ -132,6 +149,12 @@ function PreviewAnswer({ preview }: { preview: QuotaPreview }) {
           </li>
         ))}
         {none(preview.blocked_models)}
+      </ul>
+      <h3>Priority {preview.priority.value} among its siblings</h3>
+      <ul data-part="priority">
+        <li>below: {preview.priority.above.join(', ') || 'none'}</li>
+        <li>equal to: {preview.priority.equal.join(', ') || 'none'}</li>
+        <li>above: {preview.priority.below.join(', ') || 'none'}</li>
       </ul>
       {preview.warnings.length > 0 ? (
         <ul class="warnings">

@@ -10,7 +10,7 @@ export interface TreeNode {
   kind: string;
   name: string;
   path: string;
-  quota: { guarantee?: Resources; limit?: Resources } | null;
+  quota: { guarantee?: Resources; limit?: Resources; priority?: number } | null;
   holds: Required<Resources>;
   borrowed: Required<Resources>;
   children: TreeNode[];
@@ -53,6 +53,11 @@ function ScopeItem({ node }: { node: TreeNode }) {
         <span class="path" data-scope={node.scope}>
           {node.path}
         </span>
+        {node.quota?.priority ? (
+          <span class="priority" title="its priority among its siblings">
+            priority {node.quota.priority}
+          </span>
+        ) : null}
         {atLimit.map((d) => (
           <span class="flag">at its limit of {formatAmount(d, limit![d]!)}</span>
         ))}

@@ -39,7 +39,10 @@ function claimAt(model: Model, k: number, needed: number): Claim {
 const figured = perView(() => new Map<string, { serving: readonly Replica[]; claims: Claim[] }>());
 
 /** The claims of the model's serving replicas, oldest first (with those replicas). */
-export function claimsOfModel(view: View, model: Model): { serving: readonly Replica[]; claims: readonly Claim[] } {
+export function claimsOfModel(
+  view: View,
+  model: Model,
+): { serving: readonly Replica[]; claims: readonly Claim[] } {
   const byModel = figured(view);
   let ofModel = byModel.get(model.name);
   if (!ofModel) {

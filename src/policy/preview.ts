@@ -22,6 +22,40 @@ export interface QuotaPreview {
    * with the replicas of a lower claim the model would preempt to start it all the same.
    */
   blocked_models: { model: string; why: string; preempts?: string[] }[];
+  /**
+   * The scope's priority as set, and its siblings (the scopes and models beneath the same parent, or
+   * the other orgs and the models without owner) whose priority is above, equal to or below it: claims
+   * beneath the scope outrank those beneath a sibling below it, whatever their tiers (POLICY.md
+   * "Priority nests").
+   */
+  priority: { value: number; above: string[]; equal: string[]; below: string[] };
+}
+
+/** The scope's priority against its siblings', once `after` has the new quota. */
+function priorityAmong(after: View, quota: Quota): QuotaPreview['priority'] {
+  const value = quota.priority ?? 0;
+  const parent = after.scopes.get(quota.scope)?.parent ?? null;
+  const siblings: [name: string, priority: number][] = [];
+  for (const scope of after.scopes.values()) {
+    if (scope.parent === parent && scope.key !== quota.scope) {
+      siblings.push([after.displayName(scope.key), after.quotas.get(scope.key)?.priority ?? 0]);
+    }
+  }
+  for (const model of after.models.values()) {
+    const owner = after.chain(model.owner).length > 0 ? model.owner : null;
+    if (owner === parent) siblings.push([`model ${model.name}`, model.priority ?? 0]);
+  }
+  const named = (keep: (p: number) => boolean) =>
+    siblings
+      .filter(([, p]) => keep(p))
+      .map(([name, p]) => `${name} (${p})`)
+      .sort();
+  return {
+    value,
+    above: named((p) => p > value),
+    equal: named((p) => p === value),
+    below: named((p) => p < value),
+  };
 }
 
 /**
@@ -62,5 +96,6 @@ export function previewQuota(input: Snapshot | View, quota: Quota): QuotaPreview
       .filter((r) => is.get(r.id) === null)
       .map((r) => ({ replica: r.id, model: r.model, resources: r.resources })),
     blocked_models: blocked,
+    priority: priorityAmong(after, quota),
   };
 }

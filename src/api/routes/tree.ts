@@ -17,7 +17,7 @@ interface TreeNode {
   id: string;
   name: string;
   path: string;
-  quota: { guarantee?: object; limit?: object } | null;
+  quota: { guarantee?: object; limit?: object; priority: number } | null;
   holds: Required<Resources>;
   borrowed: Required<Resources>;
   children: TreeNode[];
@@ -32,7 +32,11 @@ const TreeNodeSchema: z.ZodType<TreeNode> = z
       name: z.string(),
       path: z.string(),
       quota: z
-        .object({ guarantee: ResourcesSchema.optional(), limit: ResourcesSchema.optional() })
+        .object({
+          guarantee: ResourcesSchema.optional(),
+          limit: ResourcesSchema.optional(),
+          priority: z.number().int().openapi({ description: "the scope's priority among its siblings" }),
+        })
         .nullable(),
       holds: FiguresSchema,
       borrowed: FiguresSchema,
@@ -74,7 +78,9 @@ export function treeRouter(deps: ApiDeps) {
           id: scope.id,
           name: scope.name,
           path: scopeSegments(scopes, scope.key).join('/'),
-          quota: quota ? { guarantee: quota.guarantee, limit: quota.limit } : null,
+          quota: quota
+            ? { guarantee: quota.guarantee, limit: quota.limit, priority: quota.priority ?? 0 }
+            : null,
           holds: complete(perScope.get(scope.key)?.holds ?? {}),
           borrowed: complete(perScope.get(scope.key)?.borrowed ?? {}),
           children: [],

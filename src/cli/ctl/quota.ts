@@ -11,6 +11,7 @@ interface QuotaRow {
   guarantee: Resources;
   limit: Resources;
   preemption: Preemption;
+  priority: number;
   holds: Resources;
   borrowed: Resources;
   updated_by: string;
@@ -27,6 +28,10 @@ const RESOURCES_HELP = 'R is NAME=NUMBER[,NAME=NUMBER...] with NAME gpus, cores 
 const PREEMPTION_HELP =
   'P is lower-claim or never: whether a model under the scope that a limit or missing room blocks may ' +
   'drain replicas of other models with a strictly lower claim (priority, then floor, demand, surplus).';
+const PRIORITY_HELP =
+  "N orders the scope among its siblings (the scopes and models beneath the same parent): a sibling's " +
+  "replicas of a lower priority give way to the scope's whatever their tiers. It counts against its " +
+  'siblings only, and only whoever may change the quota sets it.';
 
 const QUOTA_OPTIONS: Record<string, OptionSpec> = {
   guarantee: {
@@ -40,7 +45,23 @@ const QUOTA_OPTIONS: Record<string, OptionSpec> = {
     value: 'P',
     description: 'lower-claim (the default) or never: whether models under the scope may preempt',
   },
+  priority: {
+    type: 'string',
+    value: 'N',
+    description: "a whole number, 0 unless given: the scope's priority among its siblings",
+  },
 };
+
+/** --priority as the API takes it; absent leaves it out (the quota gets 0). */
+function priorityOption(input: Input): { priority?: number } {
+  const given = input.values.priority as string | undefined;
+  if (given === undefined) return {};
+  const priority = Number(given);
+  if (given.trim() === '' || !Number.isInteger(priority)) {
+    throw new UsageError(`--priority ${given}: give a whole number, e.g. 10`);
+  }
+  return { priority };
+}
 
 /** --preemption as the API takes it; absent leaves it out (the quota gets the default). */
 function preemptionOption(input: Input): { preemption?: Preemption } {
@@ -57,9 +78,15 @@ function quotaBody(input: Input) {
   const guarantee = input.values.guarantee as string | undefined;
   const limit = input.values.limit as string | undefined;
   const preemption = preemptionOption(input);
-  if (guarantee === undefined && limit === undefined && preemption.preemption !== 'never') {
+  const priority = priorityOption(input);
+  if (
+    guarantee === undefined &&
+    limit === undefined &&
+    preemption.preemption !== 'never' &&
+    !priority.priority
+  ) {
     throw new UsageError(
-      'give --guarantee, --limit, both, or --preemption never (to remove a quota: llmgw ctl quota rm SCOPE)',
+      'give --guarantee, --limit, both, --priority or --preemption never (to remove a quota: llmgw ctl quota rm SCOPE)',
     );
   }
   return {
@@ -67,19 +94,32 @@ function quotaBody(input: Input) {
     ...(guarantee === undefined ? {} : { guarantee: parseResources(guarantee, '--guarantee') }),
     ...(limit === undefined ? {} : { limit: parseResources(limit, '--limit') }),
     ...preemption,
+    ...priority,
   };
 }
 
 /** Quotas as a table, one row each, with what their scopes hold and borrow. */
 const quotaTable = (quotas: QuotaRow[]) =>
   table(
-    ['NAME', 'SCOPE', 'GUARANTEE', 'LIMIT', 'PREEMPTION', 'HOLDS', 'BORROWED', 'UPDATED_BY', 'UPDATED_AT'],
+    [
+      'NAME',
+      'SCOPE',
+      'GUARANTEE',
+      'LIMIT',
+      'PREEMPTION',
+      'PRIORITY',
+      'HOLDS',
+      'BORROWED',
+      'UPDATED_BY',
+      'UPDATED_AT',
+    ],
     quotas.map((q) => [
       q.name,
       q.scope,
       formatResources(q.guarantee),
       formatResources(q.limit),
       q.preemption,
+      String(q.priority ?? 0),
       formatUsage(q.holds),
       formatUsage(q.borrowed),
       q.updated_by,
@@ -103,6 +143,8 @@ function previewText(preview: QuotaPreview): string {
       preview.blocked_models.map((b) => `${b.model} (${b.why})`),
       'no model',
     )}`,
+    `  priority ${preview.priority.value} among its siblings: below ${listOr(preview.priority.above, 'none')}; ` +
+      `equal to ${listOr(preview.priority.equal, 'none')}; above ${listOr(preview.priority.below, 'none')}`,
     ...warningLines(preview.warnings),
   ].join('\n');
 }
@@ -134,13 +176,14 @@ export const QUOTA_COMMANDS: Command[] = [
     args: 'SCOPE',
     positionals: { min: 1, max: 1 },
     summary:
-      "Set a scope's whole quota: what is not given is not set (no guarantee, no limit on it, preemption lower-claim).",
-    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\nA guarantee protects replicas from reclaim; a limit stops new replicas.\n${PREEMPTION_HELP}`,
+      "Set a scope's whole quota: what is not given is not set (no guarantee, no limit on it, preemption lower-claim, priority 0).",
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\nA guarantee protects replicas from reclaim; a limit stops new replicas.\n${PREEMPTION_HELP}\n${PRIORITY_HELP}`,
     options: QUOTA_OPTIONS,
     examples: [
       'llmgw ctl quota set team:Acme/ml --guarantee gpus=8,cores=64 --limit gpus=16',
       'llmgw ctl quota set org:Acme --limit gpus=64,memory_gib=4096',
       'llmgw ctl quota set team:Acme/batch --limit gpus=32 --preemption never',
+      'llmgw ctl quota set team:Acme/ml --limit gpus=16 --priority 10',
     ],
     async run(ctx, input) {
       const { body } = await ctx
@@ -173,7 +216,7 @@ export const QUOTA_COMMANDS: Command[] = [
     positionals: { min: 1, max: 1 },
     summary:
       'What setting this quota would change: replicas becoming borrowed or reclaimable, models blocked. Changes nothing.',
-    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\n${PREEMPTION_HELP}`,
+    details: `${SCOPE_HELP}\n${RESOURCES_HELP}\n${PREEMPTION_HELP}\n${PRIORITY_HELP}`,
     options: QUOTA_OPTIONS,
     examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
     async run(ctx, input) {

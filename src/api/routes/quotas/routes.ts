@@ -42,7 +42,10 @@ const QuotaViewSchema = z
     guarantee: ResourcesSchema.describe('{} when the quota sets none'),
     limit: ResourcesSchema.describe('{} when the quota sets none'),
     preemption: PreemptionSchema,
-    priority: z.number().int().openapi({ description: "the scope's priority among its siblings (0 unless set)" }),
+    priority: z
+      .number()
+      .int()
+      .openapi({ description: "the scope's priority among its siblings (0 unless set)" }),
     holds: FiguresSchema,
     borrowed: FiguresSchema,
     updated_by: z.string(),
@@ -69,6 +72,17 @@ const PreviewSchema = z
     warnings: z
       .array(z.string())
       .describe('Why the guarantee cannot be honoured as written (nesting caps it).'),
+    priority: z
+      .object({
+        value: z.number().int(),
+        above: z.array(z.string()),
+        equal: z.array(z.string()),
+        below: z.array(z.string()),
+      })
+      .openapi({
+        description:
+          "the scope's priority as it would be set, and its siblings (scopes and models beneath the same parent) above, equal to and below it, each with its priority",
+      }),
   })
   .openapi('QuotaPreview');
 
