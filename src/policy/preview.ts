@@ -1,5 +1,6 @@
 import type { Quota } from '../domain/quota.ts';
 import type { Resources } from '../domain/resources.ts';
+import { scopeLabel } from '../domain/scope-names.ts';
 import type { Snapshot } from '../domain/snapshot.ts';
 import { nextClaim } from './claims.ts';
 import { limitSentence, listing, victimPhrase } from './explain.ts';
@@ -38,7 +39,7 @@ function priorityAmong(after: View, quota: Quota): QuotaPreview['priority'] {
   const siblings: [name: string, priority: number][] = [];
   for (const scope of after.scopes.values()) {
     if (scope.parent === parent && scope.key !== quota.scope) {
-      siblings.push([after.displayName(scope.key), after.quotas.get(scope.key)?.priority ?? 0]);
+      siblings.push([scopeLabel(after.scopes, scope.key), after.quotas.get(scope.key)?.priority ?? 0]);
     }
   }
   for (const model of after.models.values()) {

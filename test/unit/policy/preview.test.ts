@@ -29,7 +29,52 @@ describe('quota preview', () => {
         { replica: 'c3', model: 'chat', resources: gpus(2) },
       ],
       blocked_models: [],
+      priority: { value: 0, above: [], equal: [], below: [] },
     });
+  });
+
+  it("a priority names the siblings it would be above, equal to and below (a team's: its org's teams and models)", () => {
+    const withSiblings = {
+      ...s,
+      scopes: [
+        ...s.scopes,
+        {
+          key: 'team:ops' as const,
+          kind: 'team' as const,
+          id: 'ops',
+          name: 'ops',
+          parent: 'org:acme' as const,
+        },
+      ],
+      quotas: [...s.quotas, { scope: 'team:ops' as const, priority: 7 }],
+      models: [
+        ...s.models,
+        model('acme-wide', [g2], { owner: 'org:acme', priority: 2 }),
+        model('other', [g2], { owner: 'org:acme' }),
+      ],
+    };
+    assert.deepEqual(
+      previewQuota(withSiblings, { ...quota('team:ml', gpus(4), gpus(16)), priority: 2 }).priority,
+      {
+        value: 2,
+        above: ['team Acme / ops (7)'],
+        equal: ['model acme-wide (2)'],
+        below: ['model other (0)'],
+      },
+    );
+  });
+
+  it("an org's siblings are the other orgs and the models without owner", () => {
+    const free = model('free', [g2], { priority: -1 });
+    assert.deepEqual(
+      previewQuota({ ...s, models: [...s.models, free] }, { scope: 'org:acme', priority: 1 }).priority,
+      {
+        value: 1,
+        above: [],
+        equal: [],
+        below: ['model free (-1)', 'org Beta (0)'],
+      },
+    );
   });
 
   it('a larger guarantee protects more', () => {
