@@ -317,6 +317,7 @@ describe('quotas API', () => {
       guarantee: { gpus: 8 },
       limit: { gpus: 16 },
       preemption: 'lower-claim',
+      priority: 0,
       holds: { gpus: 0, cores: 0, memory_gib: 0 },
       borrowed: { gpus: 0, cores: 0, memory_gib: 0 },
       updated_by: 'bootstrap',
@@ -400,6 +401,83 @@ describe('quotas API', () => {
       stack.sql`update capacity_quotas set preemption = 'sometimes' where scope = ${scope}`,
       /capacity_quotas_preemption_check/,
     );
+  });
+
+  it('priority (POLICY.md "Priority nests"): stored, shown, replaced with the quota, a quota of its own; bounded like a model\'s', async () => {
+    await org('Prio');
+    const t = await team('Prio', 'ml');
+    const scope = `team:${t.id}`;
+    const stored = async () =>
+      (await stack.sql`select priority from capacity_quotas where scope = ${scope}`)[0].priority;
+    assert.equal((await put({ scope, limit: { gpus: 8 }, priority: 3 })).status, 200);
+    assert.equal((await quotaOf(scope)).priority, 3);
+    const tree = await stack.call('GET', '/api/v1/tree');
+    const node = (
+      tree.body as { scope: string; children: { scope: string; quota: { priority: number } }[] }[]
+    )
+      .flatMap((o) => o.children)
+      .find((n) => n.scope === scope);
+    assert.equal(node?.quota.priority, 3, 'the tree shows it');
+    assert.equal((await put({ scope, limit: { gpus: 8 } })).status, 200);
+    assert.equal((await quotaOf(scope)).priority, 0, 'left out, the whole quota is replaced');
+    assert.equal(await stored(), 0);
+    // A priority alone says something; a priority of 0 alone says nothing.
+    assert.equal((await put({ scope, priority: -2 })).status, 200);
+    assert.equal((await quotaOf(scope)).priority, -2);
+    assertError(
+      await put({ scope, priority: 0 }),
+      400,
+      'a quota needs a guarantee or a limit; to remove one, DELETE it',
+    );
+    const range = 'priority must be between -1000000 and 1000000';
+    for (const priority of [1_000_001, -1_000_001]) assertError(await put({ scope, priority }), 400, range);
+    for (const priority of [1.5, '3', null]) assert.equal((await put({ scope, priority })).status, 400);
+    await assert.rejects(
+      stack.sql`update capacity_quotas set priority = 2000000 where scope = ${scope}`,
+      /capacity_quotas_priority_range/,
+    );
+  });
+
+  it("an org's operator orders its teams; a team's operator cannot set its own team's priority", async () => {
+    await org('Order');
+    const a = await team('Order', 'a');
+    await team('Order', 'b');
+    const orgOperator = {
+      authorization: `Bearer ${await stack.token({ name: 'order-op', role: 'operator', scope: 'org:Order' })}`,
+    };
+    const teamOperator = {
+      authorization: `Bearer ${await stack.token({ name: 'a-op', role: 'operator', scope: `team:${a.id}` })}`,
+    };
+    const byOrg = await stack.call(
+      'PUT',
+      '/api/v1/quotas',
+      { scope: 'team:Order/a', priority: 5 },
+      orgOperator,
+    );
+    assert.equal(byOrg.status, 200, JSON.stringify(byOrg.body));
+    const preview = await stack.call(
+      'POST',
+      '/api/v1/quotas/preview',
+      { scope: 'team:Order/b', priority: 1 },
+      orgOperator,
+    );
+    assert.equal(preview.status, 200, JSON.stringify(preview.body));
+    assert.deepEqual(preview.body.priority, {
+      value: 1,
+      above: ['team Order / a (5)'],
+      equal: [],
+      below: [],
+    });
+    const own = await stack.call(
+      'PUT',
+      '/api/v1/quotas',
+      { scope: 'team:Order/a', priority: 1_000_000 },
+      teamOperator,
+    );
+    assert.equal(own.status, 403, JSON.stringify(own.body));
+    const orgs = await stack.call('PUT', '/api/v1/quotas', { scope: 'org:Order', priority: 1 }, orgOperator);
+    assert.equal(orgs.status, 403, 'only an admin orders orgs');
+    assert.equal((await quotaOf(`team:${a.id}`)).priority, 5);
   });
 
   it('DELETE /api/v1/quotas/{scope} takes a URL-encoded path scope, and is idempotent', async () => {
@@ -569,7 +647,7 @@ describe('quotas API', () => {
       const teamNode = orgNode.children[0];
       assert.equal(teamNode.scope, `team:${t.id}`);
       assert.equal(teamNode.path, 'Holdco/ml');
-      assert.deepEqual(teamNode.quota, { guarantee: { gpus: 4 } });
+      assert.deepEqual(teamNode.quota, { guarantee: { gpus: 4 }, priority: 0 });
       assert.deepEqual(teamNode.holds, { gpus: 8, cores: 8, memory_gib: 336 });
       assert.deepEqual(teamNode.borrowed, { gpus: 4, cores: 8, memory_gib: 176 });
       const byId = new Map(teamNode.children.map((node: any) => [node.id, node]));
