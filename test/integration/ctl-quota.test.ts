@@ -37,12 +37,12 @@ describe('llmgw ctl quota', () => {
     const [header, row] = list.stdout.trimEnd().split('\n');
     assert.match(
       header,
-      /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+PREEMPTION\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/,
+      /^NAME\s+SCOPE\s+GUARANTEE\s+LIMIT\s+PREEMPTION\s+PRIORITY\s+HOLDS\s+BORROWED\s+UPDATED_BY\s+UPDATED_AT$/,
     );
     assert.match(
       row,
       new RegExp(
-        `^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+lower-claim\\s+0\\s+0\\s+bootstrap\\s+\\S+$`,
+        `^Acme / ml\\s+${teamKey}\\s+gpus=8,cores=64\\s+gpus=16\\s+lower-claim\\s+0\\s+0\\s+0\\s+bootstrap\\s+\\S+$`,
       ),
     );
     const json = JSON.parse((await ctl(stack, 'quota', 'list', '-o', 'json')).stdout);
@@ -94,7 +94,7 @@ describe('llmgw ctl quota', () => {
     assert.match(notNumber.stderr, /--limit: gpus=many is not a number/);
     const nothing = await ctl(stack, 'quota', 'set', 'team:ml');
     assert.equal(nothing.code, 2);
-    assert.match(nothing.stderr, /give --guarantee, --limit, both, or --preemption never/);
+    assert.match(nothing.stderr, /give --guarantee, --limit, both, --priority or --preemption never/);
     const noValue = await ctl(stack, 'quota', 'set', 'team:ml', '--limit');
     assert.equal(noValue.code, 2);
     assert.match(noValue.stderr, /--limit needs a value/);
@@ -130,6 +130,39 @@ describe('llmgw ctl quota', () => {
     );
     assert.equal(again.code, 0, again.stderr);
     assert.equal((await stack.call('GET', '/api/v1/quotas')).body[0].preemption, 'lower-claim');
+  });
+
+  it('sets --priority, shows it and previews it among the siblings; refuses what is not a whole number with exit 2', async () => {
+    const set = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=16', '--priority', '7');
+    assert.equal(set.code, 0, set.stderr);
+    const get = await ctl(stack, 'quota', 'get', 'team:ml');
+    assert.match(
+      get.stdout.split('\n')[1],
+      new RegExp(`^Acme / ml\\s+${teamKey}\\s+-\\s+gpus=16\\s+lower-claim\\s+7\\s`),
+    );
+    const preview = await ctl(stack, 'quota', 'preview', 'team:ml', '--priority', '7');
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(
+      preview.stdout,
+      /\n {2}priority 7 among its siblings: below none; equal to none; above none\n?/,
+    );
+    for (const wrong of ['high', '1.5', '']) {
+      const bad = await ctl(stack, 'quota', 'set', 'team:ml', '--limit', 'gpus=4', '--priority', wrong);
+      assert.equal(bad.code, 2, `--priority ${wrong}`);
+      assert.match(bad.stderr, /--priority .*: give a whole number, e.g. 10\n|--priority needs a value/);
+    }
+    const again = await ctl(
+      stack,
+      'quota',
+      'set',
+      'team:ml',
+      '--guarantee',
+      'gpus=8,cores=64',
+      '--limit',
+      'gpus=16',
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((await stack.call('GET', '/api/v1/quotas')).body[0].priority, 0, 'a whole quota: back to 0');
   });
 
   it('shows one quota, as a table row or JSON', async () => {
