@@ -47,16 +47,14 @@ export function createGatewayApp(parts: GatewayParts) {
         const identity = await caller(c, 'call-model');
         const request = await readRoutedRequest(c.env.incoming);
         const route = await table.route(request.model);
-        if (!route) {
+        // A model outside the key's view is answered exactly as one that does not exist (status, body,
+        // headers): names stay private (README "Security").
+        if (!route || !may(identity, 'call-model', { chain: route.chain, model: request.model }).allowed) {
           throw new Refusal(
             'unknown_model',
             `there is no model "${request.model}"; GET /v1/models lists the models this key may call`,
           );
         }
-        const verdict = may(identity, 'call-model', { chain: route.chain, model: request.model }, (key) =>
-          table.label(key),
-        );
-        if (!verdict.allowed) throw new Refusal('forbidden', verdict.why);
         model = request.model;
         const replicas = await admission.replicasOf(model, () => c.req.raw.signal);
         const forwarded = { model, path: path.slice('/v1'.length), body: request.body, arrivedAt };

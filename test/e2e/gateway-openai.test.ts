@@ -9,6 +9,7 @@ describe('the gateway, as the openai SDK sees it', () => {
   let stack: Stack;
   let ml: OpenAI;
   let web: OpenAI;
+  let webKey: string;
   const client = (apiKey: string | null) =>
     new OpenAI({
       apiKey: apiKey ?? 'unused',
@@ -29,7 +30,8 @@ describe('the gateway, as the openai SDK sees it', () => {
       profiles: [gpuProfile('h100', 1, { default_concurrency: 8, engine: { kind: 'sim', base_tpot_ms: 2 } })],
     });
     ml = client(await stack.token({ name: 'ml-app', role: 'client', scope: 'team:Acme/ml' }));
-    web = client(await stack.token({ name: 'web-app', role: 'client', scope: 'team:Acme/web' }));
+    webKey = await stack.token({ name: 'web-app', role: 'client', scope: 'team:Acme/web' });
+    web = client(webKey);
     await eventually(
       'two replicas of chat the gateway routes to',
       async () => (await ml.models.list()).data.find((m) => m.id === 'chat' && readyOf(m) === 2),
@@ -119,13 +121,33 @@ describe('the gateway, as the openai SDK sees it', () => {
     assert.ok(unknownKey instanceof AuthenticationError, String(unknownKey));
     assert.match(unknownKey.message, /this API key is unknown, was revoked or expired/);
 
+    // Another team's model is a model this key cannot see: NotFoundError, as for one that does not exist.
     const otherTeam = await ask(web, 'chat').catch((error) => error);
-    assert.ok(otherTeam instanceof PermissionDeniedError, String(otherTeam));
-    assert.equal(otherTeam.code, 'model_not_permitted');
-    assert.match(
-      otherTeam.message,
-      /a client key of team Acme \/ web may not call model chat: it is not within team Acme \/ web/,
-    );
+    assert.ok(otherTeam instanceof NotFoundError, String(otherTeam));
+    assert.equal(otherTeam.code, 'model_not_found');
+
+    // A role that calls no model at all is told so.
+    const viewer = client(await stack.token({ name: 'a-viewer', role: 'viewer' }));
+    const notAClient = await ask(viewer, 'chat').catch((error) => error);
+    assert.ok(notAClient instanceof PermissionDeniedError, String(notAClient));
+    assert.equal(notAClient.code, 'model_not_permitted');
+  });
+
+  it("answers another team's model byte for byte as a missing one (names stay private)", async () => {
+    const raw = async (model: string) => {
+      const response = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${webKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages, max_tokens: 1 }),
+      });
+      const headers = [...response.headers].filter(([name]) => name !== 'date');
+      return { status: response.status, headers, body: await response.text() };
+    };
+    // A missing name of the same length, so that even the lengths agree once the name is put back.
+    const foreign = await raw('chat');
+    const missing = await raw('chaX');
+    assert.equal(foreign.status, 404);
+    assert.deepEqual(foreign, { ...missing, body: missing.body.replaceAll('chaX', 'chat') });
   });
 });
 
