@@ -1,4 +1,5 @@
 import type { Decision } from '../domain/decision.ts';
+import { victimPhrase } from '../policy/explain.ts';
 import { type Sql, transaction } from './db.ts';
 
 export interface StoredDecision {
@@ -22,7 +23,16 @@ export async function recordDecision(
   replica?: string,
   skipIfUnchanged = false,
 ) {
-  const inputs = { ...decision.inputs, pending: decision.pending ?? null, rejected: decision.rejected };
+  const inputs = {
+    ...decision.inputs,
+    pending: decision.pending ?? null,
+    rejected: decision.rejected,
+    // A preemption's sentence names its victims: with their owners kept, reading can hide those of
+    // scopes the reader does not see (api/decisions-shown.ts).
+    ...(decision.action === 'preempt' && decision.victims
+      ? { victims: decision.victims.map((v) => ({ owner: v.owner, phrase: victimPhrase(v) })) }
+      : {}),
+  };
   await sql`
     insert into decisions (model, action, reason, replica, profile, node, inputs)
     select ${decision.model}, ${decision.action}, ${decision.reason}, ${replica ?? decision.replica ?? null},

@@ -298,3 +298,57 @@ describe('a reclaimed replica’s note, read by a viewer who cannot see the mode
     );
   });
 });
+
+describe('a preemption, read by a viewer of the preempting model who cannot see its victims', () => {
+  let stack: Stack;
+  const tag = newId().slice(0, 6);
+  const web = `web-${tag}`;
+  const ml = `ml-${tag}`;
+
+  before(async () => {
+    // Surplus stays (no scale-down in the test's time, load reports do not expire).
+    stack = await startStack({
+      worker: true,
+      env: { ...FAST, LLMGW_SCALE_DOWN_WINDOW_S: '600', LLMGW_LOAD_STALE_S: '600' },
+      nodes: [gpuNode('gpu-1', 2)],
+    });
+    for (const [org, team] of [
+      ['Acme', 'ml'],
+      ['Beta', 'web'],
+    ]) {
+      await ok(stack, 'POST', '/api/v1/orgs', { name: org });
+      await ok(stack, 'POST', '/api/v1/teams', { org, name: team });
+    }
+  });
+  after(() => stack.stop());
+
+  it('names the victim "a replica of another model"; an admin still reads it', async () => {
+    const model = (name: string, owner: string, min: number) =>
+      ok(stack, 'PUT', `/api/v1/models/${name}`, {
+        owner,
+        min_replicas: min,
+        max_replicas: 2,
+        profiles: [gpuProfile('h100', 1, { default_concurrency: 1 })],
+      });
+    // web fills the node on load, then keeps two surplus replicas; ml's floor takes one.
+    await model(web, 'team:Beta/web', 0);
+    await ok(stack, 'POST', `/api/v1/models/${web}/load`, { in_flight: 2 });
+    await settledAt(stack, web, 2);
+    await ok(stack, 'POST', `/api/v1/models/${web}/load`, { in_flight: 0 });
+    await model(ml, 'team:Acme/ml', 1);
+    const preempt: { reason: string } = await decisionSaying(stack, ml, /preempted /);
+    const victim = /preempted (\S+ \(priority 0, surplus\))/.exec(preempt.reason)?.[1];
+    assert.ok(victim, preempt.reason);
+
+    const mlViewer = bearer(await stack.token({ name: 'ml-viewer', role: 'viewer', scope: 'team:Acme/ml' }));
+    const seen = (await stack.call('GET', `/api/v1/models/${ml}/decisions`, undefined, mlViewer)).body.find(
+      (d: { action: string }) => d.action === 'preempt',
+    );
+    assert.equal(seen.reason, preempt.reason.replace(victim, 'a replica of another model'));
+    for (const path of [`/api/v1/models/${ml}`, '/api/v1/models', `/api/v1/models/${ml}/decisions`]) {
+      const text = JSON.stringify((await stack.call('GET', path, undefined, mlViewer)).body);
+      for (const word of [web, victim.split(' ')[0], 'Beta'])
+        assert.ok(!text.includes(word), `${path} names ${word}: ${text}`);
+    }
+  });
+});
