@@ -55,6 +55,8 @@ const LIGHT_PASSES = 'light-passes';
  * crash runs again what it had not recorded. Runs begun before replay as they were.
  */
 const LOCAL_STEPS = 'local-steps';
+/** Runs from this change on name new replicas `r-<16 hex>` (replicaId). */
+const OPAQUE_REPLICA_IDS = 'opaque-replica-ids';
 
 export interface ReconcileInput {
   model: string;
@@ -276,8 +278,16 @@ async function pass(
   return refused ? 'refused' : 'done';
 }
 
-/** A new replica's ID: the model's name and 8 characters of a (replay-safe) UUID. */
-const replicaId = (model: string) => `${model}-${uuid4().slice(0, 8)}`;
+/**
+ * A new replica's ID: `r-` and 16 hex digits (64 random bits of replay-safe UUIDs, the first 8 hex
+ * digits of each). It names no model and cannot be guessed: IDs are shown to readers who may not see
+ * the replica's model (a victim in another tenant's decision). Runs begun before this change keep
+ * `<model>-<8 hex>` on replay.
+ */
+const replicaId = (model: string) =>
+  patched(OPAQUE_REPLICA_IDS)
+    ? `r-${uuid4().slice(0, 8)}${uuid4().slice(0, 8)}`
+    : `${model}-${uuid4().slice(0, 8)}`;
 
 /** Victims were marked draining in the reservation; their reconcilers hear why. */
 async function tellVictims(decision: Decision) {

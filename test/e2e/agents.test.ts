@@ -125,7 +125,7 @@ describe('llmgw agents run real engines', () => {
       const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${replica.id}`;
       const models = await (await fetch(`${endpoint}/models`)).json();
       assert.ok(
-        JSON.stringify(models).includes(replica.id.startsWith('sim') ? 'sim-chat' : 'mock-chat'),
+        JSON.stringify(models).includes(sims.includes(replica) ? 'sim-chat' : 'mock-chat'),
         JSON.stringify(models),
       );
     }

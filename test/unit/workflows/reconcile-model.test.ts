@@ -153,6 +153,9 @@ describe('the reconciler workflow', () => {
         );
         const ids = [reservation.replicaId, ...reservation.also!.map((step) => step.replicaId)];
         assert.equal(new Set(ids).size, 3, 'every replica of the burst has an ID of its own');
+        for (const id of ids) {
+          assert.match(id, /^r-[0-9a-f]{16}$/, 'an ID names no model and is 64 random bits');
+        }
         assert.deepEqual(
           calls.startReplica.map((call) => call.replicaId).sort(),
           [ids[0], ids[2]].sort(),
