@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { DEFAULT_AUTH_FAILURE_BURST } from './api/auth/failure-throttle.ts';
 import { estimatedBits, STRONG_SECRET_BITS } from './api/auth/secrets.ts';
 import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
@@ -24,6 +25,8 @@ export interface Config {
   temporalUiUrl: string;
   /** A proxy in front terminates TLS: its X-Forwarded-Proto tells the console whether to set cookies Secure. */
   trustProxy: boolean;
+  /** Failed authentications a source address may make at once before the API answers 429 (then 1 a second). */
+  authFailureBurst: number;
   /** Embedded Postgres port (llmgw dev only). */
   postgresPort: number;
   port: number;
@@ -173,6 +176,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort,
     temporalUiUrl: httpUrl(env, 'LLMGW_TEMPORAL_UI_URL', `http://localhost:${temporalUiPort}`),
     trustProxy: flag(env, 'LLMGW_TRUST_PROXY'),
+    authFailureBurst: number(env, 'LLMGW_AUTH_FAILURE_BURST', DEFAULT_AUTH_FAILURE_BURST, {
+      integer: true,
+      min: 1,
+    }),
     postgresPort: port(env, 'LLMGW_POSTGRES_PORT', 5433),
     port: port(env, 'PORT', 8080),
     host: env.LLMGW_HOST || '127.0.0.1',

@@ -6,6 +6,7 @@ import { sharedReading } from '../shared-reading.ts';
 import { modelNames } from '../store/models.ts';
 import { answerErrors } from './answer-errors.ts';
 import { authenticate } from './auth/authenticate.ts';
+import { DEFAULT_AUTH_FAILURE_BURST, FailureThrottle } from './auth/failure-throttle.ts';
 import { authFailures } from './auth/failures.ts';
 import { permits } from './auth/guard.ts';
 import type { ApiDeps } from './deps.ts';
@@ -33,7 +34,8 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
   const app = new OpenAPIHono({ defaultHook: validationHook });
   const now = deps.now ?? Date.now;
   const failures = authFailures({ sql: deps.sql, counter: processMetrics.authFailures, log, now });
-  const authenticated = authenticate(deps.sql, now, failures);
+  const throttle = new FailureThrottle(deps.authFailureBurst ?? DEFAULT_AUTH_FAILURE_BURST);
+  const authenticated = authenticate(deps.sql, now, failures, throttle);
   // /readyz and llmgw_reconcilers_missing share one look at Temporal, taken at most every few seconds.
   const missingReconcilers = sharedReading(
     async () => (await deps.reconcilers.missing(await modelNames(deps.sql))).length,

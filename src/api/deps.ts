@@ -29,4 +29,6 @@ export interface ApiDeps {
   nodeCredential?: (node: string) => { credential: string; expires_at: string };
   /** A proxy in front terminates TLS: the console believes its X-Forwarded-Proto (LLMGW_TRUST_PROXY). */
   trustProxy?: boolean;
+  /** Failed authentications a source address may make at once before 429s (LLMGW_AUTH_FAILURE_BURST). */
+  authFailureBurst?: number;
 }

@@ -61,6 +61,7 @@ export async function startApi(options: {
       scopeCaps: config.scopeCaps,
       temporalWorkflowsUrl: `${config.temporalUiUrl}/namespaces/${namespace}/workflows`,
       trustProxy: config.trustProxy,
+      authFailureBurst: config.authFailureBurst,
       ...(temporalKey && {
         nodeCredential: (node: string) => nodeCredential(temporalKey, node, namespace, Date.now()),
       }),

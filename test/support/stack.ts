@@ -92,6 +92,8 @@ export async function startStack(
       LLMGW_RESYNC_S: '2',
       LLMGW_SIM_START_DELAY_MS: '200',
       LLMGW_DRAIN_GRACE_S: '0.2',
+      // Tests send many refused requests from one address; auth-throttle.test.ts sets a burst of its own.
+      LLMGW_AUTH_FAILURE_BURST: '1000000',
       ...options.env,
     }),
     taskQueue: `llmgw-test-${database}`,

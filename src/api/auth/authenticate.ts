@@ -4,6 +4,7 @@ import type { Sql } from '../../store/db.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { tokensByHashPrefix } from '../../store/tokens.ts';
 import { errorBody } from '../http.ts';
+import type { FailureThrottle } from './failure-throttle.ts';
 import type { AuthFailures } from './failures.ts';
 import { type ScopeTree, scopeTree } from './guard.ts';
 import type { Identity } from './permissions.ts';
@@ -16,21 +17,42 @@ const BEARER = /^Bearer +([\w\-.~+/]{1,512}=*) *$/i;
  * Every /api/v1 request: finds the token of its `Authorization: Bearer` header (401 without a valid
  * one) and keeps its identity for the routes, whose permissions decide the rest. The store is asked
  * on every request, so a revoked token stops working at once on every API process. Each refusal is
- * counted and logged (failures.ts).
+ * counted and logged (failures.ts), and slowed per source address (failure-throttle.ts): past the
+ * burst, 429 with Retry-After.
  */
-export function authenticate(sql: Sql, now: () => number, failures: AuthFailures): MiddlewareHandler {
+export function authenticate(
+  sql: Sql,
+  now: () => number,
+  failures: AuthFailures,
+  throttle: FailureThrottle,
+): MiddlewareHandler {
   return async (c, next) => {
+    const address = sourceAddress(c);
+    // A request made in-process (the console reading as its signed-in token) has no peer to slow.
+    const peer = address !== UNKNOWN_ADDRESS;
+    const wait = peer ? throttle.waitS(address, now()) : 0;
+    if (wait > 0) {
+      return c.json(
+        errorBody(`too many failed authentications from ${address}; try again in ${wait} s`),
+        429,
+        { 'retry-after': String(wait) },
+      );
+    }
+    const refuse = (why: string) => {
+      if (peer) throttle.failed(address, now());
+      return unauthorized(c, why);
+    };
     const header = c.req.header('authorization');
     const secret = bearerSecret(header);
     if (!secret) {
-      failures.refused(header === undefined ? 'missing' : 'malformed', sourceAddress(c));
-      return unauthorized(c, 'send the header Authorization: Bearer <token>');
+      failures.refused(header === undefined ? 'missing' : 'malformed', address);
+      return refuse('send the header Authorization: Bearer <token>');
     }
     const found = await identify(sql, secret, now());
     if ('refused' in found) {
-      if (found.refused === 'unknown') failures.refused('unknown', sourceAddress(c));
-      else failures.expired(found.token, sourceAddress(c));
-      return unauthorized(c, UNKNOWN);
+      if (found.refused === 'unknown') failures.refused('unknown', address);
+      else failures.expired(found.token, address);
+      return refuse(UNKNOWN);
     }
     c.set('identity', found.identity);
     let tree: Promise<ScopeTree> | undefined;
@@ -75,7 +97,9 @@ const UNKNOWN = 'this one is unknown, was revoked or expired';
 
 /** The peer of the connection (not a forwarded-for header, which anyone can write). */
 export const sourceAddress = (c: Context): string =>
-  (c.env?.incoming ? getConnInfo(c).remote.address : undefined) ?? 'an unknown address';
+  (c.env?.incoming ? getConnInfo(c).remote.address : undefined) ?? UNKNOWN_ADDRESS;
+
+const UNKNOWN_ADDRESS = 'an unknown address';
 
 const unauthorized = (c: Context, why: string) =>
   c.json(errorBody(`a valid bearer token is needed: ${why}`), 401, { 'www-authenticate': 'Bearer' });
