@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_AUTH_FAILURE_BURST } from './api/auth/failure-throttle.ts';
-import { estimatedBits, STRONG_SECRET_BITS } from './api/auth/secrets.ts';
+import {
+  estimatedBits,
+  guessesLog10,
+  STRONG_SECRET_BITS,
+  STRONG_SECRET_GUESSES_LOG10,
+} from './api/auth/secrets.ts';
 import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 
@@ -122,6 +127,12 @@ function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   if (bits < STRONG_SECRET_BITS) {
     throw new ConfigError(
       `${name} is too easy to guess (its characters repeat: about ${Math.floor(bits)} bits, ${STRONG_SECRET_BITS} needed); make one with: openssl rand -base64 32`,
+    );
+  }
+  const guesses = value ? guessesLog10(value) : STRONG_SECRET_GUESSES_LOG10;
+  if (guesses < STRONG_SECRET_GUESSES_LOG10) {
+    throw new ConfigError(
+      `${name} is too easy to guess (it follows words or patterns: about 10^${Math.floor(guesses)} guesses, 10^${STRONG_SECRET_GUESSES_LOG10} needed); make one with: openssl rand -base64 32`,
     );
   }
   return value || undefined;

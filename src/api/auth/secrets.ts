@@ -1,4 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import * as common from '@zxcvbn-ts/language-common';
+import * as en from '@zxcvbn-ts/language-en';
 
 /** A new token's secret: `llmgw_` and 32 random bytes, base64url. Shown once; only its hash is kept. */
 export const newSecret = () => `llmgw_${randomBytes(32).toString('base64url')}`;
@@ -28,4 +31,26 @@ export function estimatedBits(secret: string): number {
   let bits = 0;
   for (const count of counts.values()) bits -= count * Math.log2(count / secret.length);
   return bits;
+}
+
+/**
+ * The least number of guesses (log10) zxcvbn must estimate for a secret given in the environment:
+ * 10^25, about 83 bits. zxcvbn sees what estimatedBits cannot: words, keyboard walks, sequences, dates
+ * and their repeats (`Password1234567890Password123456` is 10^12). Random secrets of 32 characters
+ * estimate near 10^31, those llmgw and `openssl rand -base64 32` make above 10^40.
+ */
+export const STRONG_SECRET_GUESSES_LOG10 = 25;
+
+let estimator: ZxcvbnFactory | undefined;
+
+/**
+ * zxcvbn's estimate of the guesses a secret takes, as log10 (@zxcvbn-ts, with its common and English
+ * dictionaries: built when first asked, since only a start with a secret in the environment asks).
+ */
+export function guessesLog10(secret: string): number {
+  estimator ??= new ZxcvbnFactory({
+    dictionary: { ...common.dictionary, ...en.dictionary },
+    graphs: common.adjacencyGraphs,
+  });
+  return estimator.check(secret).guessesLog10;
 }
