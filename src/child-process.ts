@@ -19,8 +19,15 @@ export function childEnvironment(
   return { ...Object.fromEntries(kept), ...options.set };
 }
 
-/** Variables whose values are secrets that config keeps: once it has read them, they leave process.env. */
-const SECRET_VARIABLES = ['LLMGW_ADMIN_TOKEN', 'LLMGW_METRICS_TOKEN', 'DATABASE_URL'];
+/**
+ * Variables whose values are secrets that config keeps (or the files that hold them): once it has read
+ * them, they leave process.env. (The process's own /proc/<pid>/environ keeps what it started with:
+ * give secrets as NAME_FILE to keep them out of it.)
+ */
+const SECRET_VARIABLES = ['LLMGW_ADMIN_TOKEN', 'LLMGW_METRICS_TOKEN', 'DATABASE_URL'].flatMap((name) => [
+  name,
+  `${name}_FILE`,
+]);
 
 /** Removes the secrets config has read from process.env: a child a library starts does not inherit them. */
 export function forgetSecrets(env: NodeJS.ProcessEnv = process.env) {

@@ -10,6 +10,7 @@ import {
 } from './api/auth/secrets.ts';
 import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
+import { secretFromEnv } from './secret-file.ts';
 
 /** Everything llmgw reads from its environment; names as ARCHITECTURE.md lists them. */
 export interface Config {
@@ -114,8 +115,17 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
 }
 
 /** A token's secret given by the environment (LLMGW_ADMIN_TOKEN, LLMGW_METRICS_TOKEN); undefined when unset. */
+/** A secret from NAME or NAME_FILE (secret-file.ts), its refusals as ConfigErrors. */
+function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  try {
+    return secretFromEnv(env, name);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
+  const value = fromEnvOrFile(env, name);
   // Only its hash is kept, which protects a long random secret but not a short one (api/auth/secrets.ts);
   // and it travels as a bearer token, whose characters are few (RFC 6750).
   if (value && !/^[\w\-.~+/]{32,512}=*$/.test(value)) {
@@ -179,7 +189,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const temporalUiPort = port(env, 'LLMGW_TEMPORAL_UI_PORT', 8233);
   return {
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: fromEnvOrFile(env, 'DATABASE_URL'),
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalKey: keyFile(env, 'LLMGW_TEMPORAL_KEY_FILE'),

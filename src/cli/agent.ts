@@ -3,6 +3,7 @@ import { startAgent } from '../agent/agent.ts';
 import { chooseEngineUser } from '../agent/engine-user.ts';
 import { parseCapacity } from '../agent/gpus.ts';
 import { agentHome } from '../agent/supervisor.ts';
+import { readSecretFile, secretFromEnv } from '../secret-file.ts';
 import { apiUrlFromEnv, DEFAULT_API_URL } from './api-url.ts';
 
 export const AGENT_USAGE = `usage: llmgw agent --node NAME [--token TOKEN] [--api URL] [--capacity gpus=8,cores=96,memory_gib=1024]
@@ -19,7 +20,7 @@ As root it runs engines as USER (--engine-user, e.g. nobody), or as root only wi
 which it warns about; otherwise as its own user. A runtime's secret_env reads each secret from the file
 of its name in --secrets-dir (LLMGW_AGENT_SECRETS_DIR; default LLMGW_AGENT_HOME/secrets).
 
-environment: LLMGW_TOKEN (or --token), LLMGW_URL (or --api; default ${DEFAULT_API_URL}),
+environment: LLMGW_TOKEN or LLMGW_TOKEN_FILE (or --token-file PATH; --token TOKEN shows it to ps), LLMGW_URL (or --api; default ${DEFAULT_API_URL}),
   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LLMGW_AGENT_HOME (its engines' state
   and logs; default ~/.llmgw-agent), LLMGW_AGENT_SECRETS_DIR, LLMGW_AGENT_HEARTBEAT_S (default 5).
 SIGTERM stops the agent and none of its engines: a restarted agent adopts them.`;
@@ -32,6 +33,7 @@ function parseFlags(args: string[]) {
       options: {
         node: { type: 'string' },
         token: { type: 'string' },
+        'token-file': { type: 'string' },
         api: { type: 'string' },
         capacity: { type: 'string' },
         'gpu-model': { type: 'string' },
@@ -66,10 +68,16 @@ export async function runAgent(args: string[], env = process.env): Promise<(() =
     return null;
   }
   if (!values.node) throw new Error(`agent needs --node\n\n${AGENT_USAGE}`);
-  const token = values.token ?? env.LLMGW_TOKEN;
-  if (!token) throw new Error('agent needs its agent token: --token or LLMGW_TOKEN');
-  // The engines this agent starts inherit its environment: never its token.
+  if (values.token !== undefined && values['token-file'] !== undefined)
+    throw new Error('agent: give --token or --token-file, not both');
+  const token =
+    values['token-file'] !== undefined
+      ? readSecretFile(values['token-file'], 'agent: --token-file')
+      : (values.token ?? secretFromEnv(env, 'LLMGW_TOKEN'));
+  if (!token) throw new Error('agent needs its agent token: --token-file, LLMGW_TOKEN_FILE or LLMGW_TOKEN');
+  // The engines this agent starts inherit its environment: never its token, nor where it is kept.
   delete env.LLMGW_TOKEN;
+  delete env.LLMGW_TOKEN_FILE;
   const heartbeatS = Number(env.LLMGW_AGENT_HEARTBEAT_S ?? 5);
   if (!(heartbeatS > 0))
     throw new Error(`LLMGW_AGENT_HEARTBEAT_S must be a number > 0, not "${env.LLMGW_AGENT_HEARTBEAT_S}"`);

@@ -1,3 +1,4 @@
+import { readSecretFile, secretFromEnv } from '../../secret-file.ts';
 import { apiUrlFromEnv, DEFAULT_API_URL } from '../api-url.ts';
 import type { Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
@@ -10,7 +11,17 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     value: 'URL',
     description: `the llmgw API (env LLMGW_URL, default ${DEFAULT_API_URL})`,
   },
-  token: { type: 'string', value: 'TOKEN', description: 'sent as Authorization: Bearer (env LLMGW_TOKEN)' },
+  token: {
+    type: 'string',
+    value: 'TOKEN',
+    description:
+      'sent as Authorization: Bearer (env LLMGW_TOKEN); on a command line, ps shows it to everyone',
+  },
+  'token-file': {
+    type: 'string',
+    value: 'PATH',
+    description: 'the token read from this file instead (env LLMGW_TOKEN_FILE)',
+  },
   output: {
     type: 'string',
     short: 'o',
@@ -30,9 +41,23 @@ export function globalSettings(
     throw new UsageError(`-o ${format}: the format is one of ${FORMATS.join(', ')}`);
   return {
     server: (input.values.server as string | undefined) ?? apiUrlFromEnv(env, warn),
-    token: (input.values.token as string | undefined) ?? env.LLMGW_TOKEN,
+    token: tokenOf(input, env),
     format: format as Format,
   };
+}
+
+/** --token, else --token-file, else LLMGW_TOKEN or LLMGW_TOKEN_FILE. */
+function tokenOf(input: Input, env: Record<string, string | undefined>): string | undefined {
+  const given = input.values.token as string | undefined;
+  const file = input.values['token-file'] as string | undefined;
+  if (given !== undefined && file !== undefined)
+    throw new UsageError('give --token or --token-file, not both');
+  try {
+    if (file !== undefined) return readSecretFile(file, '--token-file');
+    return given ?? secretFromEnv(env, 'LLMGW_TOKEN');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 type NumberRule = { integer?: boolean; min?: number; positive?: boolean };

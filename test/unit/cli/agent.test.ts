@@ -12,7 +12,17 @@ describe('llmgw agent', () => {
   const token = { LLMGW_TOKEN: 'llmgw_x' };
   const CASES: [string[], NodeJS.ProcessEnv, RegExp][] = [
     [[], token, /^agent needs --node\n/],
-    [['--node', 'gpu-1'], {}, /^agent needs its agent token: --token or LLMGW_TOKEN$/],
+    [['--node', 'gpu-1'], {}, /^agent needs its agent token: --token-file, LLMGW_TOKEN_FILE or LLMGW_TOKEN$/],
+    [
+      ['--node', 'gpu-1', '--token', 'a', '--token-file', '/nope'],
+      {},
+      /^agent: give --token or --token-file, not both$/,
+    ],
+    [
+      ['--node', 'gpu-1', '--token-file', '/nope/token'],
+      {},
+      /^agent: --token-file: cannot read \/nope\/token: ENOENT$/,
+    ],
     [['--node', 'gpu-1', '--label', 'zone'], token, /^--label takes k=v, not "zone"$/],
     [['--node', 'gpu-1', '--capacity', 'gpus=x'], token, /^--capacity gpus must be a number, not "x"$/],
     [['--node', 'gpu-1', '--bogus'], token, /^agent: Unknown option '--bogus'$/],
