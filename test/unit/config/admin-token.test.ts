@@ -27,10 +27,7 @@ describe('LLMGW_ADMIN_TOKEN strength', () => {
   });
 
   it('refuses secrets of words and patterns that zxcvbn sees, though their characters vary (issue 30)', () => {
-    for (const weak of [
-      'Password1234567890Password123456',
-      'qwertyuiopasdfghjkl1234567890zxcvbnm',
-    ]) {
+    for (const weak of ['Password1234567890Password123456', 'qwertyuiopasdfghjkl1234567890zxcvbnm']) {
       assert.ok(estimatedBits(weak) >= 128, `${weak}: the character count alone lets it through`);
       assert.throws(
         () => readConfig({ LLMGW_ADMIN_TOKEN: weak }),
