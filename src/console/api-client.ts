@@ -15,12 +15,12 @@ export class ApiRefusal extends Error {
  * The API as the signed-in token calls it: every page reads what `GET /api/v1/...` answers that token,
  * so the console shows what the API shows, filtered by the same permissions.
  */
-export function apiAs(fetch: ApiFetch, secret: string) {
+export function apiAs(fetch: ApiFetch, authorization: string) {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(path, {
       method,
       headers: {
-        authorization: `Bearer ${secret}`,
+        authorization,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -34,7 +34,7 @@ export function apiAs(fetch: ApiFetch, secret: string) {
     get: <T>(path: string) => call<T>('GET', path),
     post: <T>(path: string, body: unknown) => call<T>('POST', path, body),
     /** The raw answer, for a stream the console passes on as it comes. */
-    stream: (path: string) => fetch(path, { method: 'GET', headers: { authorization: `Bearer ${secret}` } }),
+    stream: (path: string) => fetch(path, { method: 'GET', headers: { authorization } }),
   };
 }
 

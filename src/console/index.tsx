@@ -1,10 +1,12 @@
 import { type Context, Hono } from 'hono';
 import { csrf } from 'hono/csrf';
-import { identify, sourceAddress } from '../api/auth/authenticate.ts';
+import { identifyHash, sourceAddress } from '../api/auth/authenticate.ts';
 import type { AuthFailures } from '../api/auth/failures.ts';
 import { scopeTree } from '../api/auth/guard.ts';
 import { type Identity, may } from '../api/auth/permissions.ts';
+import { hashSecret } from '../api/auth/secrets.ts';
 import type { ApiDeps } from '../api/deps.ts';
+import { createSession, deleteSession, sessionToken } from '../store/console-sessions.ts';
 import { listScopes } from '../store/tenancy.ts';
 import { type ApiFetch, ApiRefusal, apiAs } from './api-client.ts';
 import { assetRoutes } from './assets.ts';
@@ -15,7 +17,7 @@ import { nodesPage } from './nodes-page.tsx';
 import type { PageContext } from './page-context.ts';
 import { quotaPreviewPage } from './quota-preview-page.tsx';
 import { runtimesPage } from './runtimes-page.tsx';
-import { endSession, sessionSecret, startSession } from './session.ts';
+import { endSession, SESSION_MAX_AGE_S, sessionId, startSession } from './session.ts';
 import { SignInPage } from './sign-in-page.tsx';
 import { treePage } from './tree-page.tsx';
 
@@ -50,13 +52,14 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   // Forms post only from the console's own pages (Origin and Sec-Fetch-Site are checked).
   app.use('*', csrf());
 
-  app.get('/', (c) => c.redirect(sessionSecret(c) ? '/ui/models' : '/ui/sign-in', 303));
+  app.get('/', (c) => c.redirect(sessionId(c) ? '/ui/models' : '/ui/sign-in', 303));
   app.get('/sign-in', (c) => c.html(<SignInPage />));
   app.post('/sign-in', async (c) => {
     const form = await c.req.parseBody();
     const secret = typeof form.token === 'string' ? form.token.trim() : '';
     if (!secret) return c.html(<SignInPage problem="give a token" />, 400);
-    const found = await signedIn(deps, secret, now());
+    const hash = hashSecret(secret);
+    const found = await signedIn(deps, hash, now());
     // Counted and logged as the API counts a refused token, so that guessing here is seen as well.
     if ('refused' in found) {
       const from = sourceAddress(c);
@@ -64,10 +67,12 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
       else options.failures.expired(found.token, from);
     }
     if ('status' in found) return c.html(<SignInPage problem={found.why} />, found.status);
-    startSession(c, secret, options);
+    startSession(c, await createSession(deps.sql, hash, SESSION_MAX_AGE_S, now()), options);
     return c.redirect('/ui/tree', 303);
   });
-  app.post('/sign-out', (c) => {
+  app.post('/sign-out', async (c) => {
+    const id = sessionId(c);
+    if (id) await deleteSession(deps.sql, id);
     endSession(c);
     return c.redirect('/ui/sign-in', 303);
   });
@@ -75,14 +80,20 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   // Every other page needs a session whose token is still valid: the store is asked on each request,
   // so a revoked token signs the console out at once, as it stops the API.
   app.use('*', async (c, next) => {
-    const secret = sessionSecret(c);
-    const found = secret ? await signedIn(deps, secret, now()) : undefined;
-    if (!secret || !found || 'status' in found) {
+    const id = sessionId(c);
+    const hash = id ? await sessionToken(deps.sql, id, now()) : null;
+    const found = hash ? await signedIn(deps, hash, now()) : undefined;
+    if (!id || !found || 'status' in found) {
       endSession(c);
       return c.redirect('/ui/sign-in', 303);
     }
     const { temporalWorkflows } = options;
-    c.set('page', { api: apiAs(api, secret), viewer: found.viewer, sql: deps.sql, temporalWorkflows });
+    c.set('page', {
+      api: apiAs(api, `Session ${id}`),
+      viewer: found.viewer,
+      sql: deps.sql,
+      temporalWorkflows,
+    });
     await next();
   });
 
@@ -134,14 +145,14 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
  */
 async function signedIn(
   deps: ApiDeps,
-  secret: string,
+  tokenHash: Buffer,
   now: number,
 ): Promise<
   | { viewer: Viewer }
-  | ({ status: 401; why: string } & Exclude<Awaited<ReturnType<typeof identify>>, { identity: unknown }>)
+  | ({ status: 401; why: string } & Exclude<Awaited<ReturnType<typeof identifyHash>>, { identity: unknown }>)
   | { status: 403; why: string }
 > {
-  const found = await identify(deps.sql, secret, now);
+  const found = await identifyHash(deps.sql, tokenHash, now);
   if ('refused' in found)
     return { status: 401, why: 'this token is unknown, was revoked or expired', ...found };
   const tree = scopeTree(await listScopes(deps.sql));

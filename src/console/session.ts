@@ -1,13 +1,16 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 
-/** The cookie that keeps the signed-in token; readable only by the server, sent only to /ui. */
+/**
+ * The cookie that keeps the session's opaque ID (store/console-sessions.ts), never the token: readable
+ * only by the server, sent only to /ui. Signing out deletes the session, so a copied cookie dies too.
+ */
 const COOKIE = 'llmgw_session';
 const PATH = '/ui';
 /** A browser session, at most a working day: signing in again after it costs one paste. */
-const MAX_AGE_S = 12 * 3600;
+export const SESSION_MAX_AGE_S = 12 * 3600;
 
-export const sessionSecret = (c: Context): string | undefined => getCookie(c, COOKIE);
+export const sessionId = (c: Context): string | undefined => getCookie(c, COOKIE);
 
 /**
  * Whether the browser reached the console over TLS. llmgw serves plain HTTP, so behind a proxy that
@@ -21,14 +24,14 @@ export function overTls(c: Context, trustProxy: boolean): boolean {
   return trustProxy && forwarded === 'https';
 }
 
-/** HttpOnly so no script reads the token; SameSite=Strict so no other site's page sends it; Secure over TLS. */
-export function startSession(c: Context, secret: string, options: { trustProxy: boolean }) {
-  setCookie(c, COOKIE, secret, {
+/** HttpOnly so no script reads the ID; SameSite=Strict so no other site's page sends it; Secure over TLS. */
+export function startSession(c: Context, id: string, options: { trustProxy: boolean }) {
+  setCookie(c, COOKIE, id, {
     path: PATH,
     httpOnly: true,
     sameSite: 'Strict',
     secure: overTls(c, options.trustProxy),
-    maxAge: MAX_AGE_S,
+    maxAge: SESSION_MAX_AGE_S,
   });
 }
 

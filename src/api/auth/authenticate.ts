@@ -1,5 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
+import { sessionToken } from '../../store/console-sessions.ts';
 import type { Sql } from '../../store/db.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { tokensByHashPrefix } from '../../store/tokens.ts';
@@ -43,12 +44,15 @@ export function authenticate(
       return unauthorized(c, why);
     };
     const header = c.req.header('authorization');
+    // The console reads in-process as a signed-in session (its cookie holds no token): never from a peer.
+    const session = peer ? undefined : SESSION.exec(header ?? '')?.[1];
     const secret = bearerSecret(header);
-    if (!secret) {
+    if (!secret && !session) {
       failures.refused(header === undefined ? 'missing' : 'malformed', address);
       return refuse('send the header Authorization: Bearer <token>');
     }
-    const found = await identify(sql, secret, now());
+    const hash = secret ? hashSecret(secret) : await sessionToken(sql, session!, now());
+    const found = hash ? await identifyHash(sql, hash, now()) : ({ refused: 'unknown' } as const);
     if ('refused' in found) {
       if (found.refused === 'unknown') failures.refused('unknown', address);
       else failures.expired(found.token, address);
@@ -68,16 +72,18 @@ export function authenticate(
  * The identity of a bearer secret, or why it has none. An expired token is refused as `expired` for the
  * log, and callers answer it as an unknown one, so that the answer does not tell that it existed.
  */
-export async function identify(
+export const identify = (sql: Sql, secret: string, now: number) => identifyHash(sql, hashSecret(secret), now);
+
+/** As identify, from the hash of the secret (a console session keeps only that). */
+export async function identifyHash(
   sql: Sql,
-  secret: string,
+  hash: Buffer,
   now: number,
 ): Promise<
   | { identity: Identity }
   | { refused: 'unknown' }
   | { refused: 'expired'; token: { name: string; expires_at: string } }
 > {
-  const hash = hashSecret(secret);
   const token = (await tokensByHashPrefix(sql, hash)).find((t) => sameHash(t.secret_sha256, hash));
   if (!token) return { refused: 'unknown' };
   if (token.expires_at && Date.parse(token.expires_at) <= now) {
@@ -89,6 +95,9 @@ export async function identify(
     identity: { ...identity, node: token.node, ...(token.node_grant && { nodeGrant: token.node_grant }) },
   };
 }
+
+/** `Session <id>`: a console session's ID, which the console sends in-process for its signed-in reader. */
+const SESSION = /^Session (llmgw_session_[\w-]{43})$/;
 
 /** A bearer secret from an Authorization header, or undefined when it holds none. */
 export const bearerSecret = (header: string | undefined) => BEARER.exec(header ?? '')?.[1];
