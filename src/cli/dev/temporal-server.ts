@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { startService } from '../../child-process.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
 import { runInstallScript } from './install-script.ts';
+import { startReadOnlyUi } from './read-only-ui.ts';
 
 /**
  * Finds or installs the Temporal CLI through scripts/temporal-cli.sh (one rule for dev, tests and CI).
@@ -47,7 +49,9 @@ export async function startTemporalDevServer(options: {
     'system.enableActivityEagerExecution=true',
   ];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
-  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  // The UI listens on a port of its own, behind a front that only reads (read-only-ui.ts).
+  const uiUpstream = options.uiPort ? await freePort() : undefined;
+  if (uiUpstream) args.push('--ui-port', String(uiUpstream));
   else args.push('--headless');
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   if (options.searchAttributes ?? true) {
@@ -62,11 +66,27 @@ export async function startTemporalDevServer(options: {
     server.child.kill('SIGKILL');
     throw error;
   }
+  const ui = uiUpstream ? await startReadOnlyUi({ port: options.uiPort!, upstreamPort: uiUpstream }) : null;
   return {
     address,
-    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : null,
-    stop: server.stop,
+    uiUrl: ui?.url ?? null,
+    stop: async () => {
+      await ui?.stop();
+      await server.stop();
+    },
   };
+}
+
+/** A port nobody listens on now, on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /** Waits until the Temporal at `address` answers, or fails saying why: `child` exited, or the time ran out. */
