@@ -6,7 +6,7 @@ import { scopeTree } from '../api/auth/guard.ts';
 import { type Identity, may } from '../api/auth/permissions.ts';
 import { hashSecret } from '../api/auth/secrets.ts';
 import type { ApiDeps } from '../api/deps.ts';
-import { createSession, deleteSession, sessionToken } from '../store/console-sessions.ts';
+import { createSession, deleteSession, SESSION_ID, sessionToken } from '../store/console-sessions.ts';
 import { listScopes } from '../store/tenancy.ts';
 import { type ApiFetch, ApiRefusal, apiAs } from './api-client.ts';
 import { assetRoutes } from './assets.ts';
@@ -72,7 +72,7 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   });
   app.post('/sign-out', async (c) => {
     const id = sessionId(c);
-    if (id) await deleteSession(deps.sql, id);
+    if (id && SESSION_ID.test(id)) await deleteSession(deps.sql, id);
     endSession(c);
     return c.redirect('/ui/sign-in', 303);
   });
@@ -81,7 +81,7 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
   // so a revoked token signs the console out at once, as it stops the API.
   app.use('*', async (c, next) => {
     const id = sessionId(c);
-    const hash = id ? await sessionToken(deps.sql, id, now()) : null;
+    const hash = id && SESSION_ID.test(id) ? await sessionToken(deps.sql, id, now()) : null;
     const found = hash ? await signedIn(deps, hash, now()) : undefined;
     if (!id || !found || 'status' in found) {
       endSession(c);

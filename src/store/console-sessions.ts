@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hashSecret } from '../api/auth/secrets.ts';
 import type { Db } from './db.ts';
 
+/** What a session ID looks like; anything else is no session, and the store is not asked about it. */
+export const SESSION_ID = /^llmgw_session_[\w-]{43}$/;
+
 /**
  * A new console session for the token whose secret hashes to `tokenHash`, lasting `maxAgeS`: its
  * opaque ID (what the cookie holds), of 256 random bits. Sessions past their end are swept meanwhile.

@@ -510,7 +510,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
     await ok(stack, 'POST', '/api/v1/models/chat/load', { in_flight: 1000, source: 'test' });
     await ok(stack, 'POST', '/api/v1/models/code/load', { in_flight: 5, source: 'test' });
     await readUntil(/event: load\ndata: \{"model":"chat","zone":"above"/);
-    await readUntil(/event: replica\ndata: \{"id":"chat-[^"]+","model":"chat"/);
+    await readUntil(/event: replica\ndata: \{"id":"r-[0-9a-f]{16}","model":"chat"/);
     clearTimeout(give);
     controller.abort();
     assert.doesNotMatch(text, /"model":"(code|embed)"|"owner"/);

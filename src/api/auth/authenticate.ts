@@ -1,6 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { sessionToken } from '../../store/console-sessions.ts';
+import { SESSION_ID, sessionToken } from '../../store/console-sessions.ts';
 import type { Sql } from '../../store/db.ts';
 import { listScopes } from '../../store/tenancy.ts';
 import { tokensByHashPrefix } from '../../store/tokens.ts';
@@ -97,7 +97,7 @@ export async function identifyHash(
 }
 
 /** `Session <id>`: a console session's ID, which the console sends in-process for its signed-in reader. */
-const SESSION = /^Session (llmgw_session_[\w-]{43})$/;
+const SESSION = new RegExp(`^Session (${SESSION_ID.source.slice(1, -1)})$`);
 
 /** A bearer secret from an Authorization header, or undefined when it holds none. */
 export const bearerSecret = (header: string | undefined) => BEARER.exec(header ?? '')?.[1];
