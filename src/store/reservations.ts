@@ -106,8 +106,10 @@ async function reserveOne(tx: Sql, view: View, decision: Decision, replicaId: st
   for (const victim of decision.victims ?? []) {
     const { reason, action, note } = victimNote(view, decision, victim);
     // Victims have started (a pending replica is never one: policy/reclaim.ts mayReclaim, preempt.ts).
+    // Each keeps the replica reserved in its place: their room counts once (policy/holdings.ts).
     await tx`update replicas
-      set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
+      set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor},
+        reclaimed_for = ${replicaId}, updated_at = now()
       where id = ${victim.replica} and state in ('starting', 'ready')`;
     await recordNote(tx, victim.model, action, note, {
       replica: victim.replica,
