@@ -183,7 +183,10 @@ describe('preempting for a limit', () => {
     assert.match(waiting.reason, /pending: g1 waits for 1 replica preempted for it to stop$/);
     const other = member('c', { min_replicas: 1 });
     const racer = decide({ ...preempted, models: [...preempted.models, other] }, 'c');
-    assert.equal(racer.action, 'none', 'a model of the same claim finds the limit full');
+    // The limit holds 3 GPUs, b-3's room counted once for a (issue 37: it was counted twice, and c
+    // found no surplus enough to take): c takes another surplus, never the room a waits for.
+    assert.equal(racer.action, 'preempt', racer.reason);
+    assert.deepEqual(victimsOf(racer), ['b-2'], 'a model of the same claim finds the room a waits for taken');
     assert.equal(decide(settle(preempted)).action, 'none', 'a has its replica');
   });
 
