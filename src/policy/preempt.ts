@@ -25,8 +25,9 @@ export const mayPreempt = (view: View, owner: ScopeKey | null): boolean =>
 
 /**
  * Whether a replica may be preempted for a new replica of `model` whose claim is `claim`: not one of
- * the model's own, started (a pending one may stand on room its own victims still hold, where the
- * guarantee walk counts it borrowed until they stop: taking it would undo that preemption in turns),
+ * the model's own, started (a pending one may stand on room its own victims still hold, where a
+ * guarantee that did not take them may count it borrowed until they stop: taking it would undo that
+ * preemption in turns),
  * of a strictly lower claim, and not protected by the guarantee of a scope off the model's owner chain
  * (guarantees still protect across scopes).
  */
