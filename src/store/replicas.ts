@@ -25,6 +25,8 @@ export interface ReplicaFilter {
   state?: ReplicaState;
   /** Only replicas drained for a preemption by this model (policy/reservation.ts startRefusal). */
   preemptedFor?: string;
+  /** Only the victims drained for this replica, reserved in their place (startRefusal). */
+  reclaimedFor?: string;
   /** Only replicas that hold room (not stopped, not failed). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
@@ -39,6 +41,7 @@ export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
+      ${filter.reclaimedFor ? sql`and reclaimed_for = ${filter.reclaimedFor}` : sql``}
       ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);

@@ -164,8 +164,12 @@ export async function admitStart(sql: Sql, replicaId: string): Promise<Admission
     if (replica.state !== 'pending')
       return { admitted: false, why: `replica ${replicaId} is ${replica.state}` };
     const onNode = await listReplicas(tx, { node: node.name, activeOnly: true, inReservationOrder: true });
-    // The replicas draining for the model, read through their index (migration 008): startRefusal counts them.
-    const drainingFor = await listReplicas(tx, { state: 'draining', preemptedFor: replica.model });
+    // The replicas draining for the model, and for this replica, read through their indexes (migrations
+    // 008, 018): startRefusal counts them.
+    const drainingFor = [
+      ...(await listReplicas(tx, { state: 'draining', preemptedFor: replica.model })),
+      ...(await listReplicas(tx, { state: 'draining', reclaimedFor: replicaId })),
+    ];
     const why = startRefusal(node, onNode, replicaId, drainingFor);
     if (why) return { admitted: false, why };
     await transition(tx, replicaId, ['pending'], 'starting');
