@@ -139,10 +139,13 @@ function preemptionRefusal(
  * and what was reserved there before it, with it, must fit the node: a replica reserved by a reclaim
  * waits until its victims have stopped, and two reservations never start into the same room. A
  * replica of a model for which replicas preempted for it still drain waits for them too: they may hold
- * the room of a limit rather than of this node.
+ * the room of a limit rather than of this node. And a replica whose own victims (reclaimed or preempted
+ * for it) still drain waits for them even when other room freed on the node: the scopes above both count
+ * the room they share once (policy/holdings.ts countedOnce), which holds only while the two never run
+ * at once.
  * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave);
- * `others`, replicas of any node, among which those draining for the model are counted (the store
- * reads only those; the simulator gives all it has).
+ * `others`, replicas of any node, among which those draining for the model or for the replica are
+ * counted (the store reads only those; the simulator gives all it has).
  */
 export function startRefusal(
   node: ClusterNode,
@@ -156,6 +159,10 @@ export function startRefusal(
   const preemptedDraining = others.filter((r) => r.state === 'draining' && r.preempted_for === model).length;
   if (preemptedDraining > 0) {
     return `${replicas(preemptedDraining)} preempted for ${onNode[at].model} still drain`;
+  }
+  const reclaimedDraining = others.filter((r) => r.state === 'draining' && r.reclaimed_for === replicaId);
+  if (reclaimedDraining.length > 0) {
+    return `${replicas(reclaimedDraining.length)} reclaimed for ${replicaId} still drain`;
   }
   const runsOrAhead = onNode.filter((r, i) => RUNNING_STATES.includes(r.state) || i <= at);
   const used = sum(runsOrAhead.map((r) => r.resources));

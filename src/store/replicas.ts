@@ -1,15 +1,17 @@
 import { ACTIVE_STATES, type Replica, type ReplicaState } from '../domain/cluster.ts';
 import type { Db, Sql } from './db.ts';
 
-type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & {
+type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for' | 'reclaimed_for'> & {
   created_at: Date;
   preempted_for: string | null;
+  reclaimed_for: string | null;
 };
-/** `preempted_for` only when set: most replicas free room for nobody. */
-const toReplica = ({ preempted_for, ...row }: ReplicaRow): Replica => ({
+/** `preempted_for` and `reclaimed_for` only when set: most replicas free room for nobody. */
+const toReplica = ({ preempted_for, reclaimed_for, ...row }: ReplicaRow): Replica => ({
   ...row,
   created_at: row.created_at.getTime(),
   ...(preempted_for === null ? {} : { preempted_for }),
+  ...(reclaimed_for === null ? {} : { reclaimed_for }),
 });
 
 /** Records where a replica serves (null: nowhere any more). */
@@ -23,6 +25,8 @@ export interface ReplicaFilter {
   state?: ReplicaState;
   /** Only replicas drained for a preemption by this model (policy/reservation.ts startRefusal). */
   preemptedFor?: string;
+  /** Only the victims drained for this replica, reserved in their place (startRefusal). */
+  reclaimedFor?: string;
   /** Only replicas that hold room (not stopped, not failed). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
@@ -31,12 +35,13 @@ export interface ReplicaFilter {
 
 export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
+      ${filter.reclaimedFor ? sql`and reclaimed_for = ${filter.reclaimedFor}` : sql``}
       ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
@@ -52,7 +57,7 @@ export async function activeReplicasAfter(
   seq = 0,
 ): Promise<{ replicas: Replica[]; lastSeq: number }> {
   const rows = await sql<(ReplicaRow & { seq: string })[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq from replicas
     where seq > ${seq} and state not in ('stopped', 'failed', 'lost') order by seq`;
   return {
     replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
@@ -101,7 +106,7 @@ export async function readActiveReplicas(sql: Sql, previous?: ActiveReplicas): P
     select pg_snapshot_xmin(pg_current_snapshot())::text as watermark,
       (select count(*)::int from replicas where state not in ('stopped', 'failed', 'lost')) as active,
       coalesce((select json_agg(r order by r.seq) from (
-        select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq
+        select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq
         from replicas
         where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'lost')`}
       ) r), '[]') as changed`;
@@ -130,7 +135,7 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
 
 export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {
   const [row] = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas where id = ${id}`;
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;
 }
 
