@@ -6,12 +6,13 @@ import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { rejectionOf } from './choose-profile.ts';
 import { compareClaims, nextClaim } from './claims.ts';
-import { blockingLimit } from './limits.ts';
+import { holdsOf } from './holdings.ts';
 import { loadOf } from './load.ts';
-import { modelFigures } from './model-figures.ts';
+import { type ModelFigures, modelFigures } from './model-figures.ts';
 import { pickNode } from './placement.ts';
 import { limitRoom } from './preempt.ts';
-import { fitsWithin, onDimensionsOf, subtract, usesAnyOf } from './resources.ts';
+import { concurrencyOf } from './profiles.ts';
+import { add, dimensionsOf, fitsWithin, onDimensionsOf, subtract, usesAnyOf } from './resources.ts';
 import { upTrigger } from './scaling.ts';
 import { perView, type View } from './view.ts';
 
@@ -34,29 +35,30 @@ const claimOrder = (a: Pick<Waiting, 'model' | 'claim'>, b: Pick<Waiting, 'model
  * siblings of a higher claim (docs/policy.md "Fair shares from the first placement"), and to whom:
  * a `yields` pending, or null when it may take the room.
  *
- * For each scope on the owner's chain whose limit the replica draws on, the models under it that ask for
- * a replica of a strictly higher claim take the limit's room first, strongest first, each as far as its
- * replica fits what is left. The replica yields when it no longer fits what they leave. So models that
+ * For each scope on the owner's chain whose limit the replica draws on, the replicas that models under
+ * it wait for (waitingUnder) with a strictly higher claim, each that the limit's room could hold by
+ * itself, come first: the replica yields when the room left after it would not hold them all. Room is
+ * left idle only while they are on their way, never to a replica that could not take it; and since
+ * every one of them fits beside it, none of them would need to preempt it afterwards. So models that
  * arrive together place in claim order from the first placement: every model's 1st replica before any
- * model's 2nd, and nobody needs to preempt a sibling afterwards. The strongest waiting claim never
- * yields, so some model always places: yielding never stalls the limit.
+ * model's 2nd. The strongest waiting claim never yields, so some model always places.
  */
 export function yieldsTo(view: View, model: Model, profile: Profile, claim: Claim): Pending | null {
-  const need = profile.resources;
   const mine = { model, claim };
   for (const scope of view.chain(model.owner)) {
     const limit = view.quotas.get(scope)?.limit;
-    if (!limit || !usesAnyOf(need, limit)) continue;
-    let left = limitRoom(view, model, scope);
+    if (!limit || !usesAnyOf(profile.resources, limit)) continue;
+    const room = limitRoom(view, model, scope);
+    let wanted: Resources = onDimensionsOf(profile.resources, limit);
     let first: Waiting | undefined;
     for (const other of waitingUnder(view, scope)) {
       if (other.model.name === model.name || claimOrder(other, mine) <= 0) continue;
       const theirs = onDimensionsOf(other.need, limit);
-      if (!fitsWithin(theirs, left)) continue;
-      left = subtract(left, theirs);
+      if (!fitsWithin(theirs, room)) continue;
+      wanted = add(wanted, theirs);
       first ??= other;
     }
-    if (first && !fitsWithin(onDimensionsOf(need, limit), left)) {
+    if (first && !fitsWithin(wanted, room)) {
       return {
         code: 'yields',
         profile: profile.name,
@@ -69,7 +71,11 @@ export function yieldsTo(view: View, model: Model, profile: Profile, claim: Clai
   return null;
 }
 
-/** The models under each scope asked for that wait for a replica they could take, strongest claim first. */
+/**
+ * The replicas the models under each scope asked for wait for and could take, strongest claim first: a
+ * model's next replicas each with the claim it would have, as many as it asks for and the limit's room
+ * could hold.
+ */
 const waitingByScope = perView(() => new Map<ScopeKey, Waiting[]>());
 
 function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
@@ -78,9 +84,7 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
   if (!waiting) {
     waiting = [];
     for (const model of view.models.values()) {
-      if (!view.chain(model.owner).includes(scope)) continue;
-      const asks = waitingFor(view, model, scope);
-      if (asks) waiting.push(asks);
+      if (view.chain(model.owner).includes(scope)) waiting.push(...waitingOf(view, model, scope));
     }
     waiting.sort((a, b) => claimOrder(b, a));
     known.set(scope, waiting);
@@ -89,30 +93,75 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
 }
 
 /**
- * The replica the model asks for next, if room under the limit of `scope` would let it take one: it asks
- * (min_replicas, load, target) within max_replicas, and its first profile in trial order that it may use
- * (not backed off after failed starts, as the store last read them, nor unable to meet its SLO) finds a
- * node with room and no nearer limit on the chain stops it. A model that could not take the room is not
- * waited for.
+ * The replicas the model asks for next, if room under the limit of `scope` would let it take them: it
+ * asks (min_replicas, load, target) within max_replicas, and its first profile in trial order that it
+ * may use (not backed off after failed starts, as the store last read them, nor unable to meet its SLO)
+ * finds a node with room, and no nearer limit on the chain stops it. A model that could not take the
+ * room is not waited for. Each replica has the claim it would have; no more are counted than the room of
+ * every limit on its owner's chain could hold.
  */
-function waitingFor(view: View, model: Model, scope: ScopeKey): Waiting | null {
-  if (model.deleting) return null;
+function waitingOf(view: View, model: Model, scope: ScopeKey): Waiting[] {
+  if (model.deleting) return [];
   const figures = modelFigures(view, model);
   const serving = figures.serving.length;
-  if (serving >= model.max_replicas) return null;
-  const up = upTrigger(model, figures, loadOf(view, model.name));
-  if (!up) return null;
-  const memory: ModelMemory = {
-    scaleDownSince: null,
-    backedOffUntil: view.snapshot.backedOff?.[model.name] ?? {},
-  };
+  if (serving >= model.max_replicas) return [];
+  const load = loadOf(view, model.name);
+  const up = upTrigger(model, figures, load);
+  if (!up) return [];
+  const backedOffUntil = view.snapshot.backedOff?.[model.name] ?? {};
+  const memory: ModelMemory = { scaleDownSince: null, backedOffUntil };
   const measurements = view.measurementsOf(model.name);
   const profile = figures.profiles.find(
     (p) => !rejectionOf(view, p, memory, measurements.get(p.name), up.measuredOnly),
   );
-  if (!profile || !pickNode(view, profile)) return null;
-  const block = blockingLimit(view, model.owner, profile.resources);
-  const chain = view.chain(model.owner);
-  if (block && chain.indexOf(block.scope) < chain.indexOf(scope)) return null;
-  return { model, claim: nextClaim(model, serving), need: profile.resources };
+  if (!profile || !pickNode(view, profile)) return [];
+  const need = profile.resources;
+  const limit = view.quotas.get(scope)?.limit ?? {};
+  if (!usesAnyOf(need, limit)) return [];
+  let most = Number.POSITIVE_INFINITY;
+  for (const key of view.chain(model.owner)) {
+    const bound = view.quotas.get(key)?.limit;
+    if (bound)
+      most = Math.min(most, fitting(need, onDimensionsOf(subtract(bound, holdsOf(view, key)), bound)));
+  }
+  const measurement = measurements.get(profile.name);
+  const asked = Math.min(
+    model.max_replicas - serving,
+    askedFor(model, figures, load.inFlight, {
+      concurrency: concurrencyOf(profile, measurement, view.settings),
+      throughput: measurement?.throughput_tok_per_sec ?? 0,
+    }),
+    most,
+  );
+  return Array.from({ length: asked }, (_, i) => ({ model, claim: nextClaim(model, serving + i), need }));
+}
+
+/**
+ * How many replicas of a profile serving `each` the model asks for beyond those it serves: up to
+ * min_replicas, then as many as cover the load and the target throughput (scaling.ts asks one at a time
+ * for the same reasons). At least one: only a model that asks is asked.
+ */
+function askedFor(
+  model: Model,
+  figures: ModelFigures,
+  inFlight: number | null,
+  each: { concurrency: number; throughput: number },
+): number {
+  const floor = Math.max(0, model.min_replicas - figures.serving.length);
+  const short = (wanted: number, has: number, per: number) =>
+    wanted > has && per > 0 ? Math.ceil((wanted - has) / per) : 0;
+  const forLoad = inFlight === null ? 0 : short(inFlight, figures.capacity, each.concurrency);
+  const target = model.target_tokens_per_sec;
+  const forTarget = target === undefined ? 0 : short(target, figures.tokensPerSec, each.throughput);
+  return Math.max(1, floor, forLoad, forTarget);
+}
+
+/** How many replicas of `need` fit within `room` (none when it is short), on the dimensions room sets; infinite when need uses none. */
+function fitting(need: Resources, room: Resources): number {
+  let most = Number.POSITIVE_INFINITY;
+  for (const d of dimensionsOf(room)) {
+    const each = need[d] ?? 0;
+    if (each > 0) most = Math.min(most, Math.max(0, Math.floor((room[d] ?? 0) / each)));
+  }
+  return most;
 }
