@@ -9,6 +9,7 @@
 // waiting on the limit, when placement starts; then the limit is raised to N GPUs at once. (A model
 // created after its siblings placed finds the room taken and preempts by the claims, as it should.)
 import { parseArgs } from 'node:util';
+import { type Services, startServices } from '../../test/support/services.ts';
 import { eventually, startStack } from '../../test/support/stack.ts';
 
 const { values } = parseArgs({ options: { models: { type: 'string', default: '60,200' } } });
@@ -29,9 +30,10 @@ interface Outcome {
   doubled: number;
 }
 
-async function run(models: number): Promise<Outcome> {
+async function run(services: Services, models: number): Promise<Outcome> {
   const nodes = Math.ceil((2 * models) / 8) + 2;
   const stack = await startStack({
+    services,
     env: ENV,
     worker: true,
     nodes: Array.from({ length: nodes }, (_, i) => ({
@@ -106,8 +108,11 @@ async function run(models: number): Promise<Outcome> {
   }
 }
 
+// One Postgres and Temporal for every size: a stack given services of its own leaves them running.
+const services = await startServices();
 const outcomes: Outcome[] = [];
-for (const models of sizes) outcomes.push(await run(models));
+for (const models of sizes) outcomes.push(await run(services, models));
+await services.stop();
 
 const row = (k: string, v: string) => console.log(`${k.padEnd(52)} ${v}`);
 console.log('\nfairness: N models of min_replicas 2 arrive together under a limit of N GPUs');
