@@ -71,10 +71,22 @@ export function yieldsTo(view: View, model: Model, profile: Profile, claim: Clai
   return null;
 }
 
+/** The models under each scope: those it and the scopes beneath it own. */
+const modelsUnder = perView((view) => {
+  const under = new Map<ScopeKey, Model[]>();
+  for (const model of view.models.values()) {
+    for (const scope of view.chain(model.owner)) {
+      const list = under.get(scope);
+      if (list) list.push(model);
+      else under.set(scope, [model]);
+    }
+  }
+  return under;
+});
+
 /**
- * The replicas the models under each scope asked for wait for and could take, strongest claim first: a
- * model's next replicas each with the claim it would have, as many as it asks for and the limit's room
- * could hold.
+ * The replicas the models under each scope asked for wait for and could take, strongest claim first,
+ * found when first asked for: a pass asks for the few limits its places draw on.
  */
 const waitingByScope = perView(() => new Map<ScopeKey, Waiting[]>());
 
@@ -83,8 +95,10 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
   let waiting = known.get(scope);
   if (!waiting) {
     waiting = [];
-    for (const model of view.models.values()) {
-      if (view.chain(model.owner).includes(scope)) waiting.push(...waitingOf(view, model, scope));
+    const limit = view.quotas.get(scope)?.limit ?? {};
+    for (const model of modelsUnder(view).get(scope) ?? []) {
+      const asks = asksOf(view, model);
+      if (asks.length > 0 && usesAnyOf(asks[0].need, limit)) waiting.push(...asks);
     }
     waiting.sort((a, b) => claimOrder(b, a));
     known.set(scope, waiting);
@@ -92,15 +106,28 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
   return waiting;
 }
 
+/** Each model's asks (waitingOf), figured once per view: a model is under several limited scopes. */
+const figuredAsks = perView(() => new Map<string, Waiting[]>());
+
+function asksOf(view: View, model: Model): Waiting[] {
+  const known = figuredAsks(view);
+  let asks = known.get(model.name);
+  if (!asks) {
+    asks = waitingOf(view, model);
+    known.set(model.name, asks);
+  }
+  return asks;
+}
+
 /**
- * The replicas the model asks for next, if room under the limit of `scope` would let it take them: it
- * asks (min_replicas, load, target) within max_replicas, and its first profile in trial order that it
- * may use (not backed off after failed starts, as the store last read them, nor unable to meet its SLO)
- * finds a node with room, and no nearer limit on the chain stops it. A model that could not take the
- * room is not waited for. Each replica has the claim it would have; no more are counted than the room of
- * every limit on its owner's chain could hold.
+ * The replicas the model asks for next, if room under a limit would let it take them: it asks
+ * (min_replicas, load, target) within max_replicas, and its first profile in trial order that it may use
+ * (not backed off after failed starts, as the store last read them, nor unable to meet its SLO) finds a
+ * node with room. A model that could not take the room is not waited for. Each replica has the claim it
+ * would have; no more are counted than the room of every limit on its owner's chain could hold, so none
+ * that a nearer limit stops.
  */
-function waitingOf(view: View, model: Model, scope: ScopeKey): Waiting[] {
+function waitingOf(view: View, model: Model): Waiting[] {
   if (model.deleting) return [];
   const figures = modelFigures(view, model);
   const serving = figures.serving.length;
@@ -116,14 +143,14 @@ function waitingOf(view: View, model: Model, scope: ScopeKey): Waiting[] {
   );
   if (!profile || !pickNode(view, profile)) return [];
   const need = profile.resources;
-  const limit = view.quotas.get(scope)?.limit ?? {};
-  if (!usesAnyOf(need, limit)) return [];
   let most = Number.POSITIVE_INFINITY;
   for (const key of view.chain(model.owner)) {
     const bound = view.quotas.get(key)?.limit;
     if (bound)
       most = Math.min(most, fitting(need, onDimensionsOf(subtract(bound, holdsOf(view, key)), bound)));
   }
+  // Under no limit it draws on, nobody waits for its room.
+  if (!Number.isFinite(most)) return [];
   const measurement = measurements.get(profile.name);
   const asked = Math.min(
     model.max_replicas - serving,
