@@ -4,7 +4,8 @@ import type { Model, Profile } from '../domain/model.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import { nextClaim } from './claims.ts';
-import { claimPhrase, limitSentence, replicas } from './explain.ts';
+import { claimPhrase, limitSentence, pendingPhrase, replicas } from './explain.ts';
+import { yieldsTo } from './fairness.ts';
 import { isBorrowed } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
 import { canHost } from './placement.ts';
@@ -43,9 +44,11 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   if (block) return limitSentence(view, block, profile.resources);
 
   if (decision.action === 'place') {
-    return fitsWithin(profile.resources, view.free(node.name))
-      ? null
-      : `node ${node.name} no longer has room for ${profile.name}`;
+    if (!fitsWithin(profile.resources, view.free(node.name)))
+      return `node ${node.name} no longer has room for ${profile.name}`;
+    // Models that arrived since the plan was read may have a higher claim on the limit's room.
+    const yielding = yieldsTo(view, model, profile, nextClaim(model, serving.length));
+    return yielding && pendingPhrase(yielding);
   }
   const victims = activeVictims(view, decision, node.name);
   if (typeof victims === 'string') return victims;

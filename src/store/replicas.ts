@@ -1,4 +1,5 @@
 import { ACTIVE_STATES, type Replica, type ReplicaState } from '../domain/cluster.ts';
+import { BACKOFF_CAP_MS, backedOffUntil, type StartOutcome } from '../policy/backoff.ts';
 import type { Db, Sql } from './db.ts';
 
 type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for' | 'reclaimed_for'> & {
@@ -131,6 +132,34 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
     select profile, state, updated_at as at from replicas
     where model = ${model} and state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'`;
   return rows.map((row) => ({ profile: row.profile, state: row.state, at: row.at.getTime() }));
+}
+
+/**
+ * The profiles backed off after failed starts (policy/backoff.ts) of every model that failed a start in
+ * the last `windowMs`, as far as they are still backed off at `now`: what the other models see of it
+ * (Snapshot.backedOff). Models without a recent failure are not read.
+ */
+export async function backedOffModels(
+  sql: Sql,
+  now: number,
+  windowMs = BACKOFF_CAP_MS * 2,
+): Promise<Record<string, Record<string, number>>> {
+  const rows = await sql<{ model: string; profile: string; state: ReplicaState; at: Date }[]>`
+    select model, profile, state, updated_at as at from replicas
+    where state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'
+      and model in (select model from replicas
+        where state = 'failed' and updated_at > now() - ${windowMs} * interval '1 millisecond')`;
+  const byModel = new Map<string, StartOutcome[]>();
+  for (const row of rows) {
+    const outcome = { profile: row.profile, state: row.state, at: row.at.getTime() };
+    byModel.set(row.model, [...(byModel.get(row.model) ?? []), outcome]);
+  }
+  const backedOff: Record<string, Record<string, number>> = {};
+  for (const [model, outcomes] of byModel) {
+    const still = Object.entries(backedOffUntil(outcomes)).filter(([, until]) => until > now);
+    if (still.length > 0) backedOff[model] = Object.fromEntries(still);
+  }
+  return backedOff;
 }
 
 export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {
