@@ -16,6 +16,7 @@ import type { Sql } from '../../src/store/db.ts';
 import {
   buildWorld,
   checkInvariants,
+  checkWithinBudget,
   commandsFor,
   commit,
   initialLoads,
@@ -127,10 +128,14 @@ describe('a preemption or reclaim under a limit counts its room once (model-base
       await startReserved(real, m);
       await commit(real, m);
     };
+    // web asks for its floor only once evalm has placed: waiting from the start, it would have had
+    // evalm's second replica yield to it (fairness.ts), and nothing would be preempted.
+    await sql`update models set min_replicas = 0 where name = 'web'`;
     await pass('chat');
     await pass('code');
     await pass('evalm');
     await real.sql`update replicas set state = 'ready'`;
+    await sql`update models set min_replicas = 1 where name = 'web'`;
     await reportLoad(sql, 'evalm', 1); // evalm's second replica is now surplus
     await pass('web'); // web (floor 1 of 1) takes it
     const waiting = await sql<
@@ -153,11 +158,9 @@ describe('a preemption or reclaim under a limit counts its room once (model-base
     await check(real, 'web started');
   });
 
-  // 100 runs take 150-230 s on two shared cores: a timeout of its own keeps them clear of the default 300 s.
-  it(`no scope holds more than its limit, and the API shows the policy's holds (${RUNS} runs)`, {
-    timeout: 900_000,
-  }, async () => {
-    await fc.assert(
+  // Up to RUNS runs within 200 s: the file's 300 s timeout holds on a loaded machine (checkWithinBudget).
+  it(`no scope holds more than its limit, and the API shows the policy's holds (up to ${RUNS} runs)`, async (t) => {
+    await checkWithinBudget(
       fc.asyncProperty(
         initialLoads(NAMES),
         fc.commands(commandsFor(NAMES, check), { size: 'medium' }),
@@ -166,7 +169,8 @@ describe('a preemption or reclaim under a limit counts its room once (model-base
           await fc.asyncModelRun(() => ({ model: {}, real }), cmds);
         },
       ),
-      { numRuns: RUNS, includeErrorInReport: true, ...replay },
+      { numRuns: RUNS, budgetMs: 200_000, minRuns: 30, replay },
+      (message) => t.diagnostic(message),
     );
     for (const what of ['place', 'reclaim', 'preempt', 'start', 'a reservation beside its victims']) {
       assert.ok((real.seen[what] ?? 0) > 0, `some runs reach "${what}": ${JSON.stringify(real.seen)}`);

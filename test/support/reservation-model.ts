@@ -319,3 +319,29 @@ export function commandsFor(
 /** Each model's load when a run starts (in flight; one replica serves one). */
 export const initialLoads = (names: readonly string[]): fc.Arbitrary<Record<string, number>> =>
   fc.record(Object.fromEntries(names.map((m) => [m, fc.integer({ min: 1, max: 4 })])));
+
+/**
+ * Runs a model-based property for up to `numRuns` runs within `budgetMs`: the test file's 300 s
+ * timeout holds on a loaded machine too, and the runs made are reported. A counterexample fails as
+ * fc.assert's would; fewer than `minRuns` runs in the budget fail as too little checked.
+ */
+export async function checkWithinBudget<T>(
+  property: fc.IAsyncProperty<T>,
+  options: { numRuns: number; budgetMs: number; minRuns: number; replay: object },
+  diagnostic: (message: string) => void,
+): Promise<void> {
+  const details = await fc.check(property, {
+    numRuns: options.numRuns,
+    includeErrorInReport: true,
+    interruptAfterTimeLimit: options.budgetMs,
+    markInterruptAsFailure: false,
+    ...options.replay,
+  });
+  if (details.failed) throw new Error(fc.defaultReportMessage(details));
+  diagnostic(`${details.numRuns} of ${options.numRuns} runs within ${options.budgetMs / 1000} s`);
+  const enough = Math.min(options.minRuns, options.numRuns);
+  assert.ok(
+    details.numRuns >= enough,
+    `only ${details.numRuns} runs within ${options.budgetMs / 1000} s; at least ${enough} check enough`,
+  );
+}
