@@ -42,6 +42,8 @@ export interface Ranked extends Chain {
   readonly claim: Claim;
   /** Its tier and rank as one number. */
   readonly standing: number;
+  /** Each step's strength, then the standing there, from the root down: what compareInOrder compares. */
+  readonly sortKey: readonly number[];
 }
 
 const ROOT = 'root';
@@ -83,11 +85,16 @@ export function chainOf(view: View, model: Model): Chain {
 }
 
 /** The claim of a model's replica (or of the replica it adds next) with its chain. */
-export const ranked = (view: View, model: Model, claim: Claim): Ranked => ({
-  ...chainOf(view, model),
-  claim,
-  standing: standingOfClaim(claim),
-});
+export function ranked(view: View, model: Model, claim: Claim): Ranked {
+  const { keys, strengths, capped } = chainOf(view, model);
+  const standing = standingOfClaim(claim);
+  const sortKey = new Array<number>(2 * keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    sortKey[2 * i] = strengths[i];
+    sortKey[2 * i + 1] = capped[i] ? CAPPED : standing;
+  }
+  return { keys, strengths, capped, claim, standing, sortKey };
+}
 
 const rankedById = perView(() => new Map<string, Ranked | undefined>());
 
@@ -140,10 +147,9 @@ export function compareClaims(a: Ranked, b: Ranked): number {
  * standing there; the shorter chain first where one ends.
  */
 export function compareInOrder(a: Ranked, b: Ranked): number {
-  const n = Math.min(a.keys.length, b.keys.length);
-  for (let i = 0; i < n; i++) {
-    const by = a.strengths[i] - b.strengths[i] || standingAt(a, i) - standingAt(b, i);
-    if (by !== 0) return by;
-  }
-  return a.keys.length - b.keys.length || a.standing - b.standing;
+  const x = a.sortKey;
+  const y = b.sortKey;
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length || a.standing - b.standing;
 }

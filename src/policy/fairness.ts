@@ -5,7 +5,7 @@ import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { rejectionOf } from './choose-profile.ts';
-import { compareClaims, compareInOrder, ranked } from './claim-order.ts';
+import { compareClaims, compareInOrder, type Ranked, ranked } from './claim-order.ts';
 import { nextClaim } from './claims.ts';
 import { holdsOf } from './holdings.ts';
 import { loadOf } from './load.ts';
@@ -21,6 +21,8 @@ import { perView, type View } from './view.ts';
 interface Waiting {
   model: Model;
   claim: Claim;
+  /** The claim with its model's chain, as claims compare (claim-order.ts), figured once. */
+  ranked: Ranked;
   need: Resources;
 }
 
@@ -29,11 +31,9 @@ interface Waiting {
  * two models' owner chains part (priority nests). `claimOrder` decides who is waited for; lists sort by
  * `sortOrder`, the total order that agrees with it.
  */
-type Claimed = Pick<Waiting, 'model' | 'claim'>;
-const claimOrder = (view: View, a: Claimed, b: Claimed): number =>
-  compareClaims(ranked(view, a.model, a.claim), ranked(view, b.model, b.claim));
-const sortOrder = (view: View, a: Claimed, b: Claimed): number =>
-  compareInOrder(ranked(view, a.model, a.claim), ranked(view, b.model, b.claim));
+type Claimed = Pick<Waiting, 'ranked'>;
+const claimOrder = (a: Claimed, b: Claimed): number => compareClaims(a.ranked, b.ranked);
+const sortOrder = (a: Claimed, b: Claimed): number => compareInOrder(a.ranked, b.ranked);
 
 /**
  * Whether a new replica of `profile` for `model`, of claim `claim`, leaves the room of a limit to
@@ -49,7 +49,7 @@ const sortOrder = (view: View, a: Claimed, b: Claimed): number =>
  * model's 2nd. The strongest waiting claim never yields, so some model always places.
  */
 export function yieldsTo(view: View, model: Model, profile: Profile, claim: Claim): Pending | null {
-  const mine = { model, claim };
+  const mine = { ranked: ranked(view, model, claim) };
   for (const scope of view.chain(model.owner)) {
     const limit = view.quotas.get(scope)?.limit;
     if (!limit || !usesAnyOf(profile.resources, limit)) continue;
@@ -57,7 +57,7 @@ export function yieldsTo(view: View, model: Model, profile: Profile, claim: Clai
     let wanted: Resources = onDimensionsOf(profile.resources, limit);
     let first: Waiting | undefined;
     for (const other of waitingUnder(view, scope)) {
-      if (other.model.name === model.name || claimOrder(view, other, mine) <= 0) continue;
+      if (other.model.name === model.name || claimOrder(other, mine) <= 0) continue;
       const theirs = onDimensionsOf(other.need, limit);
       if (!fitsWithin(theirs, room)) continue;
       wanted = add(wanted, theirs);
@@ -105,7 +105,7 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
       const asks = asksOf(view, model);
       if (asks.length > 0 && usesAnyOf(asks[0].need, limit)) waiting.push(...asks);
     }
-    waiting.sort((a, b) => sortOrder(view, b, a));
+    waiting.sort((a, b) => sortOrder(b, a));
     known.set(scope, waiting);
   }
   return waiting;
@@ -165,7 +165,10 @@ function waitingOf(view: View, model: Model): Waiting[] {
     }),
     most,
   );
-  return Array.from({ length: asked }, (_, i) => ({ model, claim: nextClaim(model, serving + i), need }));
+  return Array.from({ length: asked }, (_, i) => {
+    const claim = nextClaim(model, serving + i);
+    return { model, claim, ranked: ranked(view, model, claim), need };
+  });
 }
 
 /**
