@@ -20,6 +20,16 @@ export interface Forwarded {
 
 /** Attempts per request: a replica that refused or reset before its first byte leaves one more try. */
 const ATTEMPTS = 2;
+/**
+ * A pooled connection the replica closed while the request was being sent: engines such as llama.cpp's
+ * server close theirs after each streamed answer while their headers still say `Keep-Alive`, so a reused
+ * socket can be dead before the replica saw the request. It says nothing of the replica's health.
+ */
+class StaleConnection extends Error {
+  constructor(cause: unknown) {
+    super('a kept-alive connection closed before the request reached the replica', { cause });
+  }
+}
 /** Headers of the replica's answer passed to the client (hop-by-hop and length ones are the server's). */
 const PASSED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
 /** The status counted for a request whose client left before its answer ended (nginx's 499). */
@@ -56,7 +66,7 @@ export class Forwarder {
       if (!upstream) break;
       tried.add(upstream.id);
       try {
-        return await this.attempt(request, upstream);
+        return await this.attemptOn(request, upstream);
       } catch (error) {
         if (request.client.destroyed) return;
         this.health.failed(upstream);
@@ -87,10 +97,27 @@ export class Forwarder {
   }
 
   /**
-   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
-   * before them (nothing was written: another replica may answer).
+   * One replica's try: a request lost on a stale pooled connection is sent again to the same replica on a
+   * connection of its own (a fresh one cannot be stale), so only what the replica itself did fails it.
    */
-  private attempt(request: Forwarded, upstream: Upstream): Promise<void> {
+  private async attemptOn(request: Forwarded, upstream: Upstream): Promise<void> {
+    try {
+      return await this.attempt(request, upstream, agent);
+    } catch (error) {
+      if (!(error instanceof StaleConnection) || request.client.destroyed) throw error;
+      this.metrics.staleRetries.inc({ model: request.model });
+      return await this.attempt(request, upstream, false).catch((again) => {
+        throw again instanceof StaleConnection ? again.cause : again;
+      });
+    }
+  }
+
+  /**
+   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
+   * before them (nothing was written: another replica may answer), with a StaleConnection when a reused
+   * socket failed before any answer.
+   */
+  private attempt(request: Forwarded, upstream: Upstream, pool: Agent | false): Promise<void> {
     const { model, client } = request;
     const url = targetOf(upstream.endpoint, request.path);
     return new Promise((resolve, reject) => {
@@ -99,7 +126,7 @@ export class Forwarder {
       const outgoing = send({
         ...url.address,
         method: 'POST',
-        agent: url.secure ? undefined : agent,
+        agent: url.secure ? undefined : pool,
         headers: { 'content-type': 'application/json', 'content-length': request.body.length },
       });
       // Every way an attempt ends (answered, failed, reset, cancelled) closes its request to the replica:
@@ -121,14 +148,16 @@ export class Forwarder {
         ended(CLIENT_LEFT);
         resolve();
       };
+      let heard = false;
       const failed = (error: Error) => {
         if (answering) return;
         client.off('close', clientLeft);
-        reject(error);
+        reject(!heard && outgoing.reusedSocket ? new StaleConnection(error) : error);
       };
       client.once('close', clientLeft);
       outgoing.once('error', failed);
       outgoing.once('response', (answer: IncomingMessage) => {
+        heard = true;
         const status = answer.statusCode ?? 502;
         const begin = (headers: Record<string, string | number> = {}) => {
           answering = true;

@@ -59,6 +59,12 @@ export function createGatewayMetrics(counts: GatewayCounts, registry = new Regis
       labelNames: ['model', 'kind'] as const,
       registers,
     }),
+    staleRetries: new Counter({
+      name: 'llmgw_gateway_stale_connection_retries_total',
+      help: 'Requests sent again on a new connection because their pooled one had been closed by the replica before it answered, by model.',
+      labelNames: ['model'] as const,
+      registers,
+    }),
     ttftSeconds: new Histogram({
       name: 'llmgw_gateway_ttft_seconds',
       help: "Time from a request's arrival to the first bytes of its replica's answer (queueing included), by model.",

@@ -40,6 +40,28 @@ async function crashingAfterHeaders() {
   return crashing;
 }
 
+/**
+ * A replica that closes its connection after each streamed answer while its headers say `Keep-Alive`, as
+ * llama.cpp's server does, at the worst moment: a request sent on a connection it already answered on
+ * finds the connection closed (here: closed when that request arrives, so that every reuse loses the race).
+ */
+async function closingAfterEachAnswer() {
+  const closing = { id: 'closing', endpoint: '', answered: 0, dropped: 0 };
+  const served = new WeakSet<object>();
+  const url = await listen((req, res) => {
+    if (served.has(req.socket)) {
+      closing.dropped++;
+      return void req.socket.destroy();
+    }
+    served.add(req.socket);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'keep-alive': 'timeout=5, max=100' });
+    res.write('data: {"n":1}\n\n');
+    res.end('data: [DONE]\n\n', () => closing.answered++);
+  });
+  closing.endpoint = `${url}/v1`;
+  return closing;
+}
+
 /** A replica whose stream never ends; `open` counts the requests it still has. */
 async function streamingForever() {
   const streaming = { id: 'streaming', endpoint: '', requests: 0, open: 0 };
@@ -73,7 +95,7 @@ function setUp() {
     reporter.stop();
     health.stop();
   };
-  return { forwarder, inFlight, stop };
+  return { forwarder, inFlight, stop, metrics, health };
 }
 
 /**
@@ -137,6 +159,26 @@ describe('Forwarder', () => {
     const again = await post(gateway);
     assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
     assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+
+  it('a request lost on a kept-alive connection the replica closed is sent again on a new one, and the replica stays routable', async () => {
+    const { forwarder, stop, metrics, health } = setUp();
+    const closing = await closingAfterEachAnswer();
+    const gateway = (await gatewayOf(forwarder, [closing])).url;
+    // Back to back, so that each request after the first gets the pooled connection of the one before.
+    for (let i = 0; i < 10; i++) {
+      const answer = await post(gateway);
+      assert.equal(answer.status, 200, await answer.clone().text());
+      assert.match(await answer.text(), /\[DONE\]/);
+    }
+    assert.equal(closing.answered, 10);
+    assert.ok(closing.dropped >= 1, 'the pool reused a connection the replica had closed');
+    assert.ok(health.routable('closing'), 'a closed pooled connection is no failure of the replica');
+    const retries = await metrics.registry
+      .getSingleMetric('llmgw_gateway_stale_connection_retries_total')!
+      .get();
+    assert.equal(retries.values[0]?.value, closing.dropped);
     stop();
   });
 
