@@ -10,6 +10,7 @@ import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
 import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
 import type { Upstream } from '../../../src/gateway/routing-table.ts';
+import { startClosingEngine } from '../../support/closing-engine.ts';
 
 const servers: Server[] = [];
 after(() => {
@@ -38,28 +39,6 @@ async function crashingAfterHeaders() {
   });
   crashing.endpoint = `${url}/v1`;
   return crashing;
-}
-
-/**
- * A replica that closes its connection after each streamed answer while its headers say `Keep-Alive`, as
- * llama.cpp's server does, at the worst moment: a request sent on a connection it already answered on
- * finds the connection closed (here: closed when that request arrives, so that every reuse loses the race).
- */
-async function closingAfterEachAnswer() {
-  const closing = { id: 'closing', endpoint: '', answered: 0, dropped: 0 };
-  const served = new WeakSet<object>();
-  const url = await listen((req, res) => {
-    if (served.has(req.socket)) {
-      closing.dropped++;
-      return void req.socket.destroy();
-    }
-    served.add(req.socket);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'keep-alive': 'timeout=5, max=100' });
-    res.write('data: {"n":1}\n\n');
-    res.end('data: [DONE]\n\n', () => closing.answered++);
-  });
-  closing.endpoint = `${url}/v1`;
-  return closing;
 }
 
 /** A replica whose stream never ends; `open` counts the requests it still has. */
@@ -164,8 +143,9 @@ describe('Forwarder', () => {
 
   it('a request lost on a kept-alive connection the replica closed is sent again on a new one, and the replica stays routable', async () => {
     const { forwarder, stop, metrics, health } = setUp();
-    const closing = await closingAfterEachAnswer();
-    const gateway = (await gatewayOf(forwarder, [closing])).url;
+    const closing = await startClosingEngine();
+    after(() => closing.stop());
+    const gateway = (await gatewayOf(forwarder, [{ id: 'closing', endpoint: `${closing.url}/v1` }])).url;
     // Back to back, so that each request after the first gets the pooled connection of the one before.
     for (let i = 0; i < 10; i++) {
       const answer = await post(gateway);
