@@ -129,7 +129,7 @@ export async function markDeleting(sql: Db, name: string): Promise<boolean> {
 export async function removeModel(sql: Db, name: string): Promise<boolean> {
   return transaction(sql, async (tx) => {
     const [active] =
-      await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed', 'lost') limit 1`;
+      await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed', 'crashed', 'lost') limit 1`;
     if (active) return false;
     await tx`delete from models where name = ${name}`;
     await tx`delete from load_reports where model = ${name}`;

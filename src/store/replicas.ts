@@ -23,21 +23,34 @@ export interface ReplicaFilter {
   state?: ReplicaState;
   /** Only replicas drained for a preemption by this model (policy/reservation.ts startRefusal). */
   preemptedFor?: string;
-  /** Only replicas that hold room (not stopped, not failed). */
+  /** Only replicas that hold room (not stopped, failed, crashed or lost). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
   inReservationOrder?: boolean;
 }
 
-export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise<Replica[]> {
+/** A replica as the API shows it: with the reason of its last move (why it failed, crashed, was lost). */
+export type ReplicaShown = Replica & { reason: string | null };
+
+/** Replicas with their reasons (ReplicaShown), for those who read them. */
+export async function listReplicasShown(sql: Db, filter: ReplicaFilter = {}): Promise<ReplicaShown[]> {
+  return (await listReplicas(sql, filter, true)) as ReplicaShown[];
+}
+
+export async function listReplicas(
+  sql: Db,
+  filter: ReplicaFilter = {},
+  withReason = false,
+): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for
+      ${withReason ? sql`, reason` : sql``} from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
-      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
+      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'crashed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
 }
@@ -53,7 +66,7 @@ export async function activeReplicasAfter(
 ): Promise<{ replicas: Replica[]; lastSeq: number }> {
   const rows = await sql<(ReplicaRow & { seq: string })[]>`
     select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq from replicas
-    where seq > ${seq} and state not in ('stopped', 'failed', 'lost') order by seq`;
+    where seq > ${seq} and state not in ('stopped', 'failed', 'crashed', 'lost') order by seq`;
   return {
     replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
     lastSeq: rows.length > 0 ? Number(rows.at(-1)!.seq) : seq,
@@ -99,11 +112,11 @@ type ChangedRow = Omit<ReplicaRow, 'created_at'> & { created_at: string; seq: nu
 export async function readActiveReplicas(sql: Sql, previous?: ActiveReplicas): Promise<ActiveReplicas> {
   const [row] = await sql<{ watermark: string; active: number; changed: ChangedRow[] }[]>`
     select pg_snapshot_xmin(pg_current_snapshot())::text as watermark,
-      (select count(*)::int from replicas where state not in ('stopped', 'failed', 'lost')) as active,
+      (select count(*)::int from replicas where state not in ('stopped', 'failed', 'crashed', 'lost')) as active,
       coalesce((select json_agg(r order by r.seq) from (
         select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq
         from replicas
-        where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'lost')`}
+        where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'crashed', 'lost')`}
       ) r), '[]') as changed`;
   const byId = new Map(previous?.byId ?? []);
   let lastSeq = previous?.lastSeq ?? 0;

@@ -84,7 +84,7 @@ describe('llmgw ctl model, against a running reconciler', () => {
       lines.filter((line) => line.length > 100),
       [],
     );
-    assert.match(lines.find((r) => r.startsWith('ctlm-chat')) ?? '', /  [a-z][^…]{10,}…$/);
+    assert.match(lines.find((r) => r.startsWith('ctlm-chat')) ?? '', / {2}[a-z][^…]{10,}…$/);
     const get = await ctl(stack, 'model', 'get', 'ctlm-chat');
     assert.equal(get.code, 0, get.stderr);
     assert.match(get.stdout, new RegExp(`^owner:\\s+Acme / ml \\(${teamKey}\\)$`, 'm'));
