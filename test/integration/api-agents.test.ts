@@ -358,6 +358,14 @@ describe('agents API', () => {
     const back = await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent);
     assert.deepEqual(back.body, { name: node, state: 'ready', back: true, wanted: [] });
     assert.equal((await nodeRow(node)).state, 'ready');
+    // Not wanted, their engines are stopped by the agent back: so are their rows, saying so.
+    for (const id of [`${model}-serving`, `${model}-pending`]) {
+      assert.deepEqual(await row(id), {
+        state: 'stopped',
+        reason: `node ${node}'s agent was silent for over 60 s; replaced elsewhere; its agent came back and stopped its engine`,
+        endpoint: null,
+      });
+    }
     const ready = await nodeGauges(node);
     assert.deepEqual(ready.state, {
       ready: 'agent 1',
