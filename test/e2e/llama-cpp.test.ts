@@ -2,8 +2,9 @@
 // scripts/test-tools.sh) serving a tiny random-weight GGUF made at test time, run by two `llmgw agent`s
 // and called through the gateway with the official `openai` SDK. llama-server closes its connection
 // after each streamed answer while its headers say `Keep-Alive`: pooled connections go stale under
-// load, which the gateway and `ctl bench` must absorb. The reconciler resyncs at its usual 30 s here,
-// so that a crashed engine replaced within 10 s shows it woke at its backoff's end.
+// load, which the gateway and `ctl bench` must absorb. The reconciler resyncs at its usual 30 s here:
+// a crashed engine is replaced after its 5 s backoff, not at a resync (test/unit/policy/resync.test.ts
+// shows the reconciler waking at a backoff's end with nothing else to wake it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -173,12 +174,16 @@ describe('llama.cpp through llmgw', () => {
         'cpu',
         '--url',
         replica.endpoint,
+        // Beyond its 4 slots a request waits for one, hundreds of ms at 256 tokens a request: the knee
+        // at 4 sits far from the SLO on both sides (c=4 TTFT p95 about 50 ms here, c=5 over 500 ms).
         '--slo-ttft-p95-ms',
-        '300',
+        '400',
         '--prompt-tokens',
         '64',
         '--max-tokens',
-        '128',
+        '256',
+        '--requests-per-level',
+        '16',
         '--max-concurrency',
         '16',
         '--store',
