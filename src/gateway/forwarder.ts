@@ -45,25 +45,45 @@ const agent = new Agent({ keepAlive: true, maxFreeSockets: 1024 });
  */
 export class Forwarder {
   private readonly perReplica = new Map<string, number>();
+  /** Requests waiting for a free slot, per model, first come first served. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly health: ReplicaHealth,
     private readonly reporter: LoadReporter,
     private readonly metrics: GatewayMetrics,
+    /** The model's ready replicas now: what a request that waited for a slot chooses from. */
+    private readonly replicasNow: (model: string) => readonly Upstream[] = () => [],
   ) {}
 
-  /** Resolves once the answer has begun; throws a Refusal when no replica could begin it. */
+  /**
+   * Resolves once the answer has begun; throws a Refusal when no replica could begin it. A request finds
+   * every replica it may go to at its slots (Upstream.slots) waits, in turn, for the next free slot on
+   * any replica of its model, counted as waiting in the model's load: queued in the gateway, not inside
+   * one engine while another has room.
+   */
   async forward(request: Forwarded, replicas: readonly Upstream[]): Promise<void> {
     const tried = new Set<string>();
     let failure = '';
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    let choices = replicas;
+    let woken = false;
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
       // A client gone before this attempt closed before its 'close' could be heard: nothing would end it.
       if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
-      const upstream = pickReplica(
-        replicas.filter((r) => !tried.has(r.id) && this.health.routable(r.id)),
-        (id) => this.perReplica.get(id) ?? 0,
-      );
+      const candidates = choices.filter((r) => !tried.has(r.id) && this.health.routable(r.id));
+      // A newcomer does not pass the requests already waiting; one whose turn came takes its slot.
+      const queued = !woken && this.waiting.has(request.model);
+      const free = queued ? [] : candidates.filter((r) => this.hasSlot(r));
+      if (candidates.length > 0 && free.length === 0) {
+        // Its turn came and another took the slot first: it waits at the head of the line again.
+        if (!(await this.slotFor(request, woken))) return this.counted(request, CLIENT_LEFT);
+        woken = true;
+        choices = this.replicasNow(request.model);
+        continue;
+      }
+      const upstream = pickReplica(free, (id) => this.perReplica.get(id) ?? 0);
       if (!upstream) break;
+      attempt++;
       tried.add(upstream.id);
       try {
         return await this.attemptOn(request, upstream);
@@ -81,6 +101,67 @@ export class Forwarder {
     );
   }
 
+  private hasSlot(upstream: Upstream): boolean {
+    return upstream.slots === undefined || (this.perReplica.get(upstream.id) ?? 0) < upstream.slots;
+  }
+
+  /**
+   * Waits for a slot of the request's model to free (or for the routes to change): false when the client
+   * left meanwhile. The request counts as waiting in the model's load while it waits.
+   */
+  private slotFor(request: Forwarded, first: boolean): Promise<boolean> {
+    const { model, client } = request;
+    const queue = this.waiting.get(model) ?? [];
+    this.waiting.set(model, queue);
+    this.reporter.change(model, 0, 1);
+    return new Promise((resolve) => {
+      const done = (served: boolean) => {
+        client.off('close', left);
+        this.reporter.change(model, 0, -1);
+        resolve(served);
+      };
+      const turn = () => done(true);
+      const left = () => {
+        const at = queue.indexOf(turn);
+        if (at >= 0) queue.splice(at, 1);
+        if (queue.length === 0 && this.waiting.get(model) === queue) this.waiting.delete(model);
+        done(false);
+      };
+      if (first) queue.unshift(turn);
+      else queue.push(turn);
+      client.once('close', left);
+    });
+  }
+
+  /**
+   * Gives freed slots of the model to the requests waiting for one, oldest first: as many as its
+   * replicas now have free. Called when a request ends and when the routes change (a replica ready).
+   */
+  wakeWaiting(model: string) {
+    const queue = this.waiting.get(model);
+    if (!queue) return;
+    const routable = this.replicasNow(model).filter((upstream) => this.health.routable(upstream.id));
+    // With no replica left to wait for, every request is woken to be refused (or held by admission).
+    let free = routable.length === 0 ? queue.length : 0;
+    for (const upstream of routable) {
+      const used = this.perReplica.get(upstream.id) ?? 0;
+      free += upstream.slots === undefined ? queue.length : Math.max(0, upstream.slots - used);
+    }
+    const woken = queue.splice(0, free);
+    if (queue.length === 0) this.waiting.delete(model);
+    for (const turn of woken) turn();
+  }
+
+  /** After the routes changed: slots may have come (a replica ready) or gone. */
+  wakeAllWaiting() {
+    for (const model of [...this.waiting.keys()]) this.wakeWaiting(model);
+  }
+
+  /** The models with requests waiting for a slot, and how many. */
+  waitingCounts(): Map<string, number> {
+    return new Map([...this.waiting].map(([model, queue]) => [model, queue.length]));
+  }
+
   /** Counts one request in flight; the returned function ends it (once). */
   private begin(model: string, replica: string): () => void {
     this.reporter.change(model, 1, 0);
@@ -93,6 +174,7 @@ export class Forwarder {
       const left = (this.perReplica.get(replica) ?? 1) - 1;
       if (left > 0) this.perReplica.set(replica, left);
       else this.perReplica.delete(replica);
+      if (this.waiting.has(model)) this.wakeWaiting(model);
     };
   }
 

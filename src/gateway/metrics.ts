@@ -29,7 +29,7 @@ export function createGatewayMetrics(counts: GatewayCounts, registry = new Regis
   });
   new Gauge({
     name: 'llmgw_gateway_queued',
-    help: 'Requests this gateway holds for a model with no ready replica (scaling from zero), by model.',
+    help: 'Requests this gateway holds for a model with no ready replica (scaling from zero) or for a free slot on one, by model.',
     labelNames: ['model'] as const,
     registers,
     collect() {
