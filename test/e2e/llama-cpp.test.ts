@@ -202,6 +202,67 @@ describe('llama.cpp through llmgw', () => {
     assert.equal(stored.max_concurrency_at_slo, found.at(-1));
   });
 
+  it("a burst of 3x one replica's slots onto a model scaling from 1: no request waits inside an engine", async () => {
+    await ok(stack, 'PUT', '/api/v1/models/burst', {
+      owner: SCOPE,
+      min_replicas: 1,
+      max_replicas: 3,
+      // 4 slots, as llama-server's --parallel 4: the gateway sends an engine no more than it runs at once.
+      profiles: [
+        {
+          name: 'cpu',
+          resources: { cores: 2, memory_gib: 1 },
+          default_concurrency: 4,
+          runtime: 'llama-tiny',
+        },
+      ],
+    });
+    await settledAt(stack, 'burst', 1, 90_000);
+    const endpoints = async () =>
+      (await ok<any[]>(stack, 'GET', '/api/v1/replicas?model=burst'))
+        .filter((r) => r.state === 'ready')
+        .map((r) => r.endpoint.replace(/\/v1$/, ''));
+    // Each engine's own count of requests waiting inside it for a slot, watched through the burst.
+    let deferred = 0;
+    let mostReady = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const ready = await endpoints();
+        mostReady = Math.max(mostReady, ready.length);
+        for (const url of ready) {
+          const text = await (await fetch(`${url}/metrics`).catch(() => undefined))?.text();
+          const value = Number(/^llamacpp:requests_deferred (\S+)$/m.exec(text ?? '')?.[1] ?? 0);
+          deferred = Math.max(deferred, value);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const ttfts = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const started = performance.now();
+        const stream = await openai.chat.completions.create({
+          model: 'burst',
+          messages: [{ role: 'user', content: `burst ${i}` }],
+          max_tokens: 1024,
+          stream: true,
+        });
+        let first: number | undefined;
+        for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) first ??= performance.now();
+        return (first ?? performance.now()) - started;
+      }),
+    );
+    watching = false;
+    await watch;
+    const sorted = [...ttfts].sort((a, b) => a - b);
+    const p99 = sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];
+    console.info(
+      `burst of 12 onto 4-slot replicas: TTFT p50 ${sorted[6].toFixed(0)} ms, p99 ${p99.toFixed(0)} ms; ` +
+        `at most ${mostReady} replicas ready, at most ${deferred} requests waiting inside an engine`,
+    );
+    assert.equal(deferred, 0, 'no engine ever held a request it had no slot for');
+  });
+
   it('an engine killed with SIGKILL: its replica crashed, its reason readable by a viewer, and it is replaced within 10 s', async () => {
     const [victim] = await ready();
     const record = engineRecords(join(work, victim.node)).find((r) => r.replica === victim.id)!;
