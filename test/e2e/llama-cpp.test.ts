@@ -241,11 +241,14 @@ describe('llama.cpp through llmgw', () => {
     const ttfts = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         const started = performance.now();
+        // Long enough (a few seconds each) for the model to scale while the burst lasts.
         const stream = await openai.chat.completions.create({
           model: 'burst',
           messages: [{ role: 'user', content: `burst ${i}` }],
-          max_tokens: 1024,
+          max_tokens: 2048,
           stream: true,
+          // llama.cpp's own field: the whole max_tokens, whatever the random weights pick.
+          ...{ ignore_eos: true },
         });
         let first: number | undefined;
         for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) first ??= performance.now();
@@ -261,6 +264,7 @@ describe('llama.cpp through llmgw', () => {
         `at most ${mostReady} replicas ready, at most ${deferred} requests waiting inside an engine`,
     );
     assert.equal(deferred, 0, 'no engine ever held a request it had no slot for');
+    assert.ok(mostReady >= 2, 'the requests held in the gateway scaled the model');
   });
 
   it('an engine killed with SIGKILL: its replica crashed, its reason readable by a viewer, and it is replaced within 10 s', async () => {
