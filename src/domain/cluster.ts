@@ -61,4 +61,9 @@ export interface Replica {
    * its reserved replica starts only then, and it counts the room as its own meanwhile.
    */
   preempted_for?: string | null;
+  /**
+   * The replica a draining victim was reclaimed or preempted for (reserved in its place): while that
+   * one is still pending, the room they share is counted once (policy/holdings.ts countedOnce).
+   */
+  reclaimed_for?: string | null;
 }

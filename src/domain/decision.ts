@@ -61,6 +61,9 @@ export interface ProfileRejection {
  * - slo_unmet: the profile was measured as unable to meet its SLO;
  * - preempted: replicas preempted for the model still drain: its replica of `profile` waits for them
  *   (under the limit of `scope`, when one stops it);
+ * - yields: the limit of `scope` has room for the profile, but not beside the replicas that models of a
+ *   higher claim under it wait for: it is left to them, `to` the first (docs/policy.md "Fair shares
+ *   from the first placement");
  * - max_replicas: the model runs its maximum;
  * - no_profile: the model has none.
  */
@@ -69,6 +72,7 @@ export type Pending =
   | { code: 'limit'; profile: string; scope: ScopeKey; scope_label: string; resource: Dimension }
   | { code: 'preempted'; profile: string; replicas: number; scope?: ScopeKey; scope_label?: string }
   | { code: 'backoff' | 'unmeasured' | 'slo_unmet'; profile: string }
+  | { code: 'yields'; profile: string; to: string; scope: ScopeKey; scope_label: string }
   | { code: 'max_replicas'; max_replicas: number }
   | { code: 'no_profile' };
 
@@ -81,6 +85,7 @@ const CODES: Record<PendingCode, true> = {
   unmeasured: true,
   slo_unmet: true,
   preempted: true,
+  yields: true,
   max_replicas: true,
   no_profile: true,
 };

@@ -39,6 +39,13 @@ export interface Snapshot {
   replicas: Replica[];
   /** Latest load of each model, by model name; absent = never reported. */
   load: Record<string, Load>;
+  /**
+   * Profiles backed off after failed starts, of every model that has one: model -> profile -> until when
+   * (ms since epoch). A model's own pass reads its own afresh (ModelMemory); this is what the others see
+   * of it: a sibling whose profiles are all backed off cannot take room, so nobody yields it any.
+   * Absent: none is backed off.
+   */
+  backedOff?: Record<string, Record<string, number>>;
   settings: PolicySettings;
 }
 

@@ -29,7 +29,7 @@ export const STATE_GAUGES = {
     labelNames: ['model'],
   },
   llmgw_model_pending: {
-    help: "1 when a model's newest decision left it pending, by reason (no_room, limit, max_replicas, backoff, unmeasured, slo_unmet, no_profile, other).",
+    help: "1 when a model's newest decision left it pending, by reason (no_room, limit, max_replicas, backoff, unmeasured, slo_unmet, preempted, yields, no_profile, other).",
     labelNames: ['model', 'reason'],
   },
   llmgw_model_blocked_by_limit: {

@@ -34,6 +34,8 @@ interface Rejection extends ProfileRejection {
  * next. A quota that says "never" on the owner's chain turns preemption off.
  * `measuredOnly` skips unmeasured profiles when only a target throughput asks for the replica: they
  * add no known throughput, so adding them could never meet the target.
+ * `yields` says when a profile that a node has room for leaves that room to models of a higher claim
+ * (policy/fairness.ts): it is passed over like one a limit stops.
  */
 export function chooseProfile(
   view: View,
@@ -42,6 +44,7 @@ export function chooseProfile(
   memory: ModelMemory,
   measuredOnly: boolean,
   claim: Claim,
+  yields: (profile: Profile) => Pending | null = () => null,
 ): ProfileChoice {
   const rejections: Rejection[] = [];
   const measurements = view.measurementsOf(model.name);
@@ -67,7 +70,12 @@ export function chooseProfile(
       continue;
     }
     const node = pickNode(view, profile);
-    if (node) return { action: 'place', profile, node, rejected };
+    if (node) {
+      const yielding = yields(profile);
+      if (!yielding) return { action: 'place', profile, node, rejected };
+      rejections.push({ profile: profile.name, why: pendingPhrase(yielding), pending: yielding });
+      continue;
+    }
     const reclaim = planReclaim(view, model, profile, claim);
     if (reclaim) return { action: 'reclaim', profile, plan: reclaim, rejected };
     const plan = preempting && planPreemption(view, model, profile, claim);
@@ -81,8 +89,11 @@ export function chooseProfile(
   };
 }
 
-/** Why the profile is not even tried against limits and nodes, or null when it may be. */
-function rejectionOf(
+/**
+ * Why the profile is not even tried against limits and nodes, or null when it may be (policy/fairness.ts
+ * asks it of the models a replica might yield to).
+ */
+export function rejectionOf(
   view: View,
   profile: Profile,
   memory: ModelMemory,

@@ -13,6 +13,7 @@ import {
   replicas,
   standing,
 } from './explain.ts';
+import { yieldsTo } from './fairness.ts';
 import { holdsOf } from './holdings.ts';
 import { type LoadReading, loadOf } from './load.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
@@ -81,7 +82,9 @@ function addReplica(
     return pendingOn(common, up, [{ code: 'max_replicas', max_replicas: model.max_replicas }]);
   }
   const claim = nextClaim(model, figures.serving.length);
-  const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly, claim);
+  const choice = chooseProfile(view, model, figures.profiles, memory, up.measuredOnly, claim, (profile) =>
+    yieldsTo(view, model, profile, claim),
+  );
   const { rejected } = choice;
   if (choice.action === 'none') return pendingOn({ ...common, rejected }, up, choice.pending);
   const { profile } = choice;

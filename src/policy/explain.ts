@@ -39,6 +39,8 @@ export function pendingPhrase(pending: Pending): string {
       return `${pending.profile} cannot meet its SLO`;
     case 'preempted':
       return `${pending.profile} waits for ${replicas(pending.replicas)} preempted for it${pending.scope_label ? ` under ${pending.scope_label}` : ''} to stop`;
+    case 'yields':
+      return `${pending.profile} waits: ${pending.to} has fewer of its share under ${pending.scope_label}`;
     case 'max_replicas':
       return `max_replicas ${pending.max_replicas} reached`;
     case 'no_profile':

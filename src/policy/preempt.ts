@@ -5,7 +5,7 @@ import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { claimOf, compareClaims } from './claims.ts';
 import { protection } from './guarantee.ts';
-import { holdsOf } from './holdings.ts';
+import { countedOnce, holdsOf, holdsOnceDrained, victimsOf } from './holdings.ts';
 import { canHost, hostsOf } from './placement.ts';
 import { relieves } from './reclaim.ts';
 import {
@@ -25,8 +25,9 @@ export const mayPreempt = (view: View, owner: ScopeKey | null): boolean =>
 
 /**
  * Whether a replica may be preempted for a new replica of `model` whose claim is `claim`: not one of
- * the model's own, started (a pending one may stand on room its own victims still hold, where the
- * guarantee walk counts it borrowed until they stop: taking it would undo that preemption in turns),
+ * the model's own, started (a pending one may stand on room its own victims still hold, where a
+ * guarantee that did not take them may count it borrowed until they stop: taking it would undo that
+ * preemption in turns),
  * of a strictly lower claim, and not protected by the guarantee of a scope off the model's owner chain
  * (guarantees still protect across scopes).
  */
@@ -78,12 +79,22 @@ export const drainingFor = (view: View, model: Model, scope: ScopeKey): Replica[
 
 /**
  * The room the limit of `scope` leaves the model once what drains for it has stopped, on the dimensions
- * the limit sets: L(S) - holds(S) + what drains under S for the model. Room draining for another model
- * is that model's, so it does not count.
+ * the limit sets: L(S) - holds(S) + what that frees under S. Room draining for another model is that
+ * model's, so it does not count. What frees is the victims preempted for the model, and those reclaimed
+ * for its reservations, less the part of them holds(S) already counts for those reservations instead
+ * (holdings.ts countedOnce): that room is taken once they stop.
  */
 export function limitRoom(view: View, model: Model, scope: ScopeKey): Resources {
   const limit = view.quotas.get(scope)?.limit ?? {};
-  const coming = sum(drainingFor(view, model, scope).map((r) => r.resources));
+  const victims = new Set(drainingFor(view, model, scope));
+  let handedOver: Resources = {};
+  for (const reservation of view.replicasOfModel(model.name)) {
+    const its = victimsOf(view, reservation);
+    if (its.length === 0) continue;
+    for (const v of its) if (isUnder(view, scope, v)) victims.add(v);
+    handedOver = add(handedOver, subtract(reservation.resources, countedOnce(view, reservation, scope)));
+  }
+  const coming = subtract(sum([...victims].map((r) => r.resources)), handedOver);
   return onDimensionsOf(add(subtract(limit, holdsOf(view, scope)), coming), limit);
 }
 
@@ -341,24 +352,11 @@ function keepsGuaranteed(view: View, scope: ScopeKey, need: Resources, victims: 
   return view.chain(scope).every((key) => {
     const guarantee = view.quotas.get(key)?.guarantee;
     if (!guarantee || !usesAnyOf(need, guarantee)) return key !== scope;
-    const leaving = add(
-      drainingUnder(view).get(key) ?? {},
-      sum(victims.filter((v) => isUnder(view, key, v)).map((v) => v.resources)),
-    );
-    return fitsWithin(add(subtract(holdsOf(view, key), leaving), need), guarantee);
+    const leaving = sum(victims.filter((v) => isUnder(view, key, v)).map((v) => v.resources));
+    const staying = holdsOnceDrained(view).get(key) ?? {};
+    return fitsWithin(add(subtract(staying, leaving), need), guarantee);
   });
 }
-
-/** What drains under each scope: room its holds will give back. */
-const drainingUnder = perView((view) => {
-  const under = new Map<ScopeKey, Resources>();
-  for (const r of view.active) {
-    if (r.state !== 'draining') continue;
-    for (const scope of view.chain(view.ownerOf(r)))
-      under.set(scope, add(under.get(scope) ?? {}, r.resources));
-  }
-  return under;
-});
 
 /** The candidate frees a dimension still short on the node (it runs there) or under a blocking limit (it is under it). */
 function relievesShortage(

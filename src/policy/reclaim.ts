@@ -82,9 +82,9 @@ function withoutSpares(need: Resources, room: Resources, victims: readonly Repli
 
 /**
  * Whether a reclaim for `forScope` may take the replica: a borrowed replica of another model that has
- * started and does not drain. A pending one may stand on room its own victims still hold, where the
- * guarantee walk counts it borrowed until they stop: taking it would undo that preemption or reclaim,
- * in turns (as for preemption). One under `forScope` itself must also have a claim strictly lower than `claim`:
+ * started and does not drain. A pending one may stand on room its own victims still hold (where a
+ * guarantee that did not take them may count it borrowed until they stop): taking it would undo that
+ * preemption or reclaim, in turns (as for preemption). One under `forScope` itself must also have a claim strictly lower than `claim`:
  * within the scope whose guarantee it is, claims decide (a higher claim could preempt the reclaimed
  * room back, and the two would take turns); across scopes the guarantee does.
  */

@@ -4,7 +4,8 @@ import type { Model, Profile } from '../domain/model.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import { nextClaim } from './claims.ts';
-import { claimPhrase, limitSentence, replicas } from './explain.ts';
+import { claimPhrase, limitSentence, pendingPhrase, replicas } from './explain.ts';
+import { yieldsTo } from './fairness.ts';
 import { isBorrowed } from './guarantee.ts';
 import { blockingLimit } from './limits.ts';
 import { canHost } from './placement.ts';
@@ -43,9 +44,11 @@ export function reservationRefusal(view: View, decision: Decision): string | nul
   if (block) return limitSentence(view, block, profile.resources);
 
   if (decision.action === 'place') {
-    return fitsWithin(profile.resources, view.free(node.name))
-      ? null
-      : `node ${node.name} no longer has room for ${profile.name}`;
+    if (!fitsWithin(profile.resources, view.free(node.name)))
+      return `node ${node.name} no longer has room for ${profile.name}`;
+    // Models that arrived since the plan was read may have a higher claim on the limit's room.
+    const yielding = yieldsTo(view, model, profile, nextClaim(model, serving.length));
+    return yielding && pendingPhrase(yielding);
   }
   const victims = activeVictims(view, decision, node.name);
   if (typeof victims === 'string') return victims;
@@ -139,10 +142,13 @@ function preemptionRefusal(
  * and what was reserved there before it, with it, must fit the node: a replica reserved by a reclaim
  * waits until its victims have stopped, and two reservations never start into the same room. A
  * replica of a model for which replicas preempted for it still drain waits for them too: they may hold
- * the room of a limit rather than of this node.
+ * the room of a limit rather than of this node. And a replica whose own victims (reclaimed or preempted
+ * for it) still drain waits for them even when other room freed on the node: the scopes above both count
+ * the room they share once (policy/holdings.ts countedOnce), which holds only while the two never run
+ * at once.
  * `onNode` is the node's active replicas in reservation order (the order the reservation lock gave);
- * `others`, replicas of any node, among which those draining for the model are counted (the store
- * reads only those; the simulator gives all it has).
+ * `others`, replicas of any node, among which those draining for the model or for the replica are
+ * counted (the store reads only those; the simulator gives all it has).
  */
 export function startRefusal(
   node: ClusterNode,
@@ -156,6 +162,10 @@ export function startRefusal(
   const preemptedDraining = others.filter((r) => r.state === 'draining' && r.preempted_for === model).length;
   if (preemptedDraining > 0) {
     return `${replicas(preemptedDraining)} preempted for ${onNode[at].model} still drain`;
+  }
+  const reclaimedDraining = others.filter((r) => r.state === 'draining' && r.reclaimed_for === replicaId);
+  if (reclaimedDraining.length > 0) {
+    return `${replicas(reclaimedDraining.length)} reclaimed for ${replicaId} still drain`;
   }
   const runsOrAhead = onNode.filter((r, i) => RUNNING_STATES.includes(r.state) || i <= at);
   const used = sum(runsOrAhead.map((r) => r.resources));

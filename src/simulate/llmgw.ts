@@ -109,18 +109,20 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     if (decision.action === 'remove') world.cluster.drain(decision.replica!, world.now);
     if (decision.action === 'none' || decision.action === 'remove') return false;
     const spec = view.models.get(model)!;
-    for (const victim of decision.victims ?? []) {
-      world.cluster.drain(victim.replica, world.now, {
-        for: model,
-        by: decision.action === 'preempt' ? 'preempt' : 'reclaim',
-      });
-      wake.add(victim.model);
-    }
     const burst = [decision, ...plan.alsoPlace];
     const reserved = burst.map((planned) => {
       const profile = spec.profiles.find((p) => p.name === planned.profile)!;
       return world.cluster.add(model, profile, planned.node!, world.now, false).id;
     });
+    // The victims drain for the first replica reserved: a reclaim or preemption is alone in its burst.
+    for (const victim of decision.victims ?? []) {
+      world.cluster.drain(victim.replica, world.now, {
+        for: model,
+        reservation: reserved[0],
+        by: decision.action === 'preempt' ? 'preempt' : 'reclaim',
+      });
+      wake.add(victim.model);
+    }
     startAdmitted(world, reserved);
     return looksAgainAfter(burst);
   }

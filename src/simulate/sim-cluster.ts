@@ -4,6 +4,8 @@ import type { Profile } from '../domain/model.ts';
 /** Why a replica drains when another model takes its room: reclaimed for a guarantee, or preempted. */
 export interface Taking {
   for: string;
+  /** The replica reserved in the victim's place. */
+  reservation: string;
   by: 'reclaim' | 'preempt';
 }
 
@@ -62,6 +64,7 @@ export class SimCluster {
     replica.state = 'draining';
     // As the store does: the model a preemption's victim drains for is woken when it stops.
     replica.preempted_for = taking?.by === 'preempt' ? taking.for : null;
+    replica.reclaimed_for = taking?.reservation ?? null;
     this.drains.push({ model: replica.model, at: now, takenBy: taking?.by });
     this.since.set(replica.id, now);
   }

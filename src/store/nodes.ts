@@ -1,8 +1,13 @@
 import type { ClusterNode, NodeState } from '../domain/cluster.ts';
+import { engineEndpoint } from '../domain/node-grant.ts';
 import { type Db, transaction } from './db.ts';
 
-export async function listNodes(sql: Db): Promise<ClusterNode[]> {
-  return sql<ClusterNode[]>`select name, capacity, gpu_model, labels, state, driver from nodes order by name`;
+/** A node as the store keeps it: an agent's node also has the address its token gave (null before one). */
+export type StoredNode = ClusterNode & { address: string | null };
+
+export async function listNodes(sql: Db): Promise<StoredNode[]> {
+  return sql<StoredNode[]>`
+    select name, capacity, gpu_model, labels, state, driver, address from nodes order by name`;
 }
 
 export async function getNode(sql: Db, name: string): Promise<ClusterNode | undefined> {
@@ -33,7 +38,22 @@ export async function putNode(
       state = case when nodes.state = 'lost' and excluded.driver = 'agent'
         then coalesce(nodes.lost_from, 'ready') else nodes.state end
     returning (xmax = 0) as created`;
+  if (node.address) await readdressEndpoints(sql, node.name, node.address);
   return row.created;
+}
+
+/**
+ * A node registered at another address (its agent's token re-issued) serves there only: the endpoints
+ * its replicas were given at the old one move to the new one, port kept, so that the gateway never
+ * sends a prompt to an address the node's current token does not name.
+ */
+async function readdressEndpoints(sql: Db, node: string, address: string): Promise<void> {
+  const served = await sql<{ id: string; endpoint: string }[]>`
+    select id, endpoint from replicas where node = ${node} and endpoint is not null`;
+  for (const { id, endpoint } of served) {
+    const moved = engineEndpoint(address, Number(new URL(endpoint).port || 80));
+    if (moved !== endpoint) await sql`update replicas set endpoint = ${moved} where id = ${id}`;
+  }
 }
 
 export async function setNodeState(sql: Db, name: string, state: NodeState): Promise<boolean> {

@@ -1,15 +1,18 @@
 import { ACTIVE_STATES, type Replica, type ReplicaState } from '../domain/cluster.ts';
+import { BACKOFF_CAP_MS, backedOffUntil, type StartOutcome } from '../policy/backoff.ts';
 import type { Db, Sql } from './db.ts';
 
-type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for'> & {
+type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for' | 'reclaimed_for'> & {
   created_at: Date;
   preempted_for: string | null;
+  reclaimed_for: string | null;
 };
-/** `preempted_for` only when set: most replicas free room for nobody. */
-const toReplica = ({ preempted_for, ...row }: ReplicaRow): Replica => ({
+/** `preempted_for` and `reclaimed_for` only when set: most replicas free room for nobody. */
+const toReplica = ({ preempted_for, reclaimed_for, ...row }: ReplicaRow): Replica => ({
   ...row,
   created_at: row.created_at.getTime(),
   ...(preempted_for === null ? {} : { preempted_for }),
+  ...(reclaimed_for === null ? {} : { reclaimed_for }),
 });
 
 /** Records where a replica serves (null: nowhere any more). */
@@ -23,6 +26,8 @@ export interface ReplicaFilter {
   state?: ReplicaState;
   /** Only replicas drained for a preemption by this model (policy/reservation.ts startRefusal). */
   preemptedFor?: string;
+  /** Only the victims drained for this replica, reserved in their place (startRefusal). */
+  reclaimedFor?: string;
   /** Only replicas that hold room (not stopped, failed, crashed or lost). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
@@ -43,13 +48,14 @@ export async function listReplicas(
   withReason = false,
 ): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for
       ${withReason ? sql`, reason` : sql``} from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
+      ${filter.reclaimedFor ? sql`and reclaimed_for = ${filter.reclaimedFor}` : sql``}
       ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'crashed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
@@ -65,7 +71,7 @@ export async function activeReplicasAfter(
   seq = 0,
 ): Promise<{ replicas: Replica[]; lastSeq: number }> {
   const rows = await sql<(ReplicaRow & { seq: string })[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq from replicas
     where seq > ${seq} and state not in ('stopped', 'failed', 'crashed', 'lost') order by seq`;
   return {
     replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
@@ -114,7 +120,7 @@ export async function readActiveReplicas(sql: Sql, previous?: ActiveReplicas): P
     select pg_snapshot_xmin(pg_current_snapshot())::text as watermark,
       (select count(*)::int from replicas where state not in ('stopped', 'failed', 'crashed', 'lost')) as active,
       coalesce((select json_agg(r order by r.seq) from (
-        select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, seq
+        select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq
         from replicas
         where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'crashed', 'lost')`}
       ) r), '[]') as changed`;
@@ -141,9 +147,37 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
   return rows.map((row) => ({ profile: row.profile, state: row.state, at: row.at.getTime() }));
 }
 
+/**
+ * The profiles backed off after failed starts or crashes (policy/backoff.ts) of every model that failed
+ * a start or crashed in the last `windowMs`, as far as they are still backed off at `now`: what the other
+ * models see of it (Snapshot.backedOff). Models without a recent failure are not read.
+ */
+export async function backedOffModels(
+  sql: Sql,
+  now: number,
+  windowMs = BACKOFF_CAP_MS * 2,
+): Promise<Record<string, Record<string, number>>> {
+  const rows = await sql<{ model: string; profile: string; state: ReplicaState; at: Date }[]>`
+    select model, profile, state, updated_at as at from replicas
+    where state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'
+      and model in (select model from replicas
+        where state in ('failed', 'crashed') and updated_at > now() - ${windowMs} * interval '1 millisecond')`;
+  const byModel = new Map<string, StartOutcome[]>();
+  for (const row of rows) {
+    const outcome = { profile: row.profile, state: row.state, at: row.at.getTime() };
+    byModel.set(row.model, [...(byModel.get(row.model) ?? []), outcome]);
+  }
+  const backedOff: Record<string, Record<string, number>> = {};
+  for (const [model, outcomes] of byModel) {
+    const still = Object.entries(backedOffUntil(outcomes)).filter(([, until]) => until > now);
+    if (still.length > 0) backedOff[model] = Object.fromEntries(still);
+  }
+  return backedOff;
+}
+
 export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {
   const [row] = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for from replicas where id = ${id}`;
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for from replicas where id = ${id}`;
   return row ? toReplica(row) : undefined;
 }
 

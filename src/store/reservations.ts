@@ -106,8 +106,10 @@ async function reserveOne(tx: Sql, view: View, decision: Decision, replicaId: st
   for (const victim of decision.victims ?? []) {
     const { reason, action, note } = victimNote(view, decision, victim);
     // Victims have started (a pending replica is never one: policy/reclaim.ts mayReclaim, preempt.ts).
+    // Each keeps the replica reserved in its place: their room counts once (policy/holdings.ts).
     await tx`update replicas
-      set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor}, updated_at = now()
+      set state = 'draining', reason = ${reason}, preempted_for = ${preemptedFor},
+        reclaimed_for = ${replicaId}, updated_at = now()
       where id = ${victim.replica} and state in ('starting', 'ready')`;
     await recordNote(tx, victim.model, action, note, {
       replica: victim.replica,
@@ -162,8 +164,12 @@ export async function admitStart(sql: Sql, replicaId: string): Promise<Admission
     if (replica.state !== 'pending')
       return { admitted: false, why: `replica ${replicaId} is ${replica.state}` };
     const onNode = await listReplicas(tx, { node: node.name, activeOnly: true, inReservationOrder: true });
-    // The replicas draining for the model, read through their index (migration 008): startRefusal counts them.
-    const drainingFor = await listReplicas(tx, { state: 'draining', preemptedFor: replica.model });
+    // The replicas draining for the model, and for this replica, read through their indexes (migrations
+    // 008, 018): startRefusal counts them.
+    const drainingFor = [
+      ...(await listReplicas(tx, { state: 'draining', preemptedFor: replica.model })),
+      ...(await listReplicas(tx, { state: 'draining', reclaimedFor: replicaId })),
+    ];
     const why = startRefusal(node, onNode, replicaId, drainingFor);
     if (why) return { admitted: false, why };
     await transition(tx, replicaId, ['pending'], 'starting');

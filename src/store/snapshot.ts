@@ -6,13 +6,13 @@ import { listMeasurements } from './measurements.ts';
 import { listModels } from './models.ts';
 import { listNodes } from './nodes.ts';
 import { listQuotas } from './quotas.ts';
-import { type ActiveReplicas, activeReplicasAfter, readActiveReplicas } from './replicas.ts';
+import { type ActiveReplicas, activeReplicasAfter, backedOffModels, readActiveReplicas } from './replicas.ts';
 import { listScopes } from './tenancy.ts';
 
 /** The quota policy: what changes rarely and workers may cache (ARCHITECTURE.md "Freshness"). */
 export type QuotaPolicy = Pick<Snapshot, 'scopes' | 'quotas' | 'measurements'>;
 /** What changes all the time and every pass reads afresh. */
-export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load'>;
+export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load' | 'backedOff'>;
 
 export async function readQuotaPolicy(sql: Db): Promise<QuotaPolicy> {
   const [scopes, quotas, measurements] = await Promise.all([
@@ -62,13 +62,14 @@ async function readLive(
   current?: LiveState['models'],
   previous?: ActiveReplicas,
 ) {
-  const [models, nodes, replicas, load] = await Promise.all([
+  const [models, nodes, replicas, load, backedOff] = await Promise.all([
     current ?? listModels(sql),
     listNodes(sql),
     readActiveReplicas(sql, previous),
     readLoad(sql, now, settings.loadStaleMs),
+    backedOffModels(sql, now),
   ]);
-  return { state: { models, nodes, replicas: [...replicas.byId.values()], load }, replicas };
+  return { state: { models, nodes, replicas: [...replicas.byId.values()], load, backedOff }, replicas };
 }
 
 /**
@@ -76,8 +77,8 @@ async function readLive(
  * reading the worker took before it: scopes, quotas and nodes read now (few rows); the models as read
  * then, unless a model or profile changed since (their epoch moved); the replicas read then and every
  * one reserved since (each is inserted under the lock). What else may have changed since only frees room
- * (replicas stop; a stopped one never holds room again), so a check on it errs toward refusing. Load and
- * measurements are the worker's, as its plans had them.
+ * (replicas stop; a stopped one never holds room again), so a check on it errs toward refusing. Load,
+ * measurements and the profiles backed off are the worker's, as its plans had them.
  */
 export async function snapshotOnReading(
   tx: Db,
@@ -95,7 +96,8 @@ export async function snapshotOnReading(
   ]);
   const models = epoch === reading.modelsEpoch ? reading.state.models : await listModels(tx);
   const replicas = [...reading.state.replicas, ...reserved.replicas];
-  return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load: reading.state.load };
+  const { load, backedOff } = reading.state;
+  return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load, backedOff };
 }
 
 async function readModelsEpoch(sql: Db): Promise<number> {

@@ -118,7 +118,8 @@ describe('fair sharing: 200 models with min_replicas 2 under a 200-GPU limit', (
     // Nothing but a preemption stops a replica here (no load, min = max): each stopped one was a second
     // replica, preempted for a model that had none.
     const stopped = rows.filter((r) => r.state === 'stopped').length;
-    assert.deepEqual(preemptionsOf(await stack.scrape(), team), [['floor', stopped]]);
+    // Models created while others already placed may preempt; those created with them place fairly at once.
+    assert.deepEqual(preemptionsOf(await stack.scrape(), team), stopped === 0 ? [] : [['floor', stopped]]);
   });
 
   it('raising the limit to 400 brings every model to 2', async () => {

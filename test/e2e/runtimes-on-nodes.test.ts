@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type AgentProcess, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
+import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
 import { FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
@@ -40,7 +40,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
     operator = {
       authorization: `Bearer ${await stack.token({ name: 'ml-op', role: 'operator', scope: 'team:Acme/ml' })}`,
     };
-    agentToken = await stack.token({ name: 'agent-iso', role: 'agent', node: 'iso-a' });
+    agentToken = await stack.token({ ...agentGrant('iso-a'), name: 'agent-iso' });
     agent = spawnAgent(stack, 'iso-a', agentToken, home, 'gpus=2,cores=24,memory_gib=256', [
       '--engine-user',
       'nobody',

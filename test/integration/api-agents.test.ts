@@ -289,6 +289,34 @@ describe('agents API', () => {
     );
   });
 
+  it("a node registered at its token's new address serves there only: its replicas' endpoints move, the list shows it", async () => {
+    const moving = `gpu-moving-${tag}`;
+    const id = `${model}-moving`;
+    // The admin gives the node a second token at another address, as when its machine moves.
+    const first = bearer(await stack.token(agentGrant(moving, '127.0.0.1')));
+    const second = bearer(
+      await stack.token({ ...agentGrant(moving, '127.0.0.2'), name: `agent-${moving}-moved` }),
+    );
+    const register = (token: Record<string, string>) =>
+      stack.call('PUT', `/api/v1/nodes/${moving}`, registration, token);
+    assert.equal((await register(first)).status, 201);
+    await replica(id, 'starting', moving);
+    await stack.call(
+      'POST',
+      `/api/v1/nodes/${moving}/replicas/${id}/report`,
+      { state: 'ready', port: 40002 },
+      first,
+    );
+    assert.equal((await row(id)).endpoint, 'http://127.0.0.1:40002/v1');
+    assert.equal((await nodeRow(moving)).address, '127.0.0.1');
+
+    assert.deepEqual(await register(second), { status: 200, body: { name: moving, address: '127.0.0.2' } });
+    assert.deepEqual(await row(id), { state: 'ready', reason: null, endpoint: 'http://127.0.0.2:40002/v1' });
+    assert.equal((await nodeRow(moving)).address, '127.0.0.2');
+    assert.equal((await nodeRow(other)).address, null);
+    await stack.sql`delete from replicas where id = ${id}`;
+  });
+
   it("reports an engine's load as the source replica:<id>", async () => {
     const id = `${model}-serving`;
     await replica(id, 'ready');

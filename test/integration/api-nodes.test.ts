@@ -56,6 +56,7 @@ describe('cluster API', () => {
         state: 'ready',
         driver: 'sim',
         heartbeat_at: null,
+        address: null,
         replicas: 0,
       });
       const updated = await putNode('gpu-1', { capacity: { gpus: 4, cores: 32, memory_gib: 256 } });

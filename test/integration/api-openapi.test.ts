@@ -147,6 +147,20 @@ describe('API description and operations', () => {
       }
       assert.ok(doc.components?.schemas?.Error, 'the error shape is described');
     });
+
+    // A named schema made nullable once rendered as its bare $ref, refusing the null the API sends.
+    it('lets a named schema the API may send as null be null', () => {
+      for (const [schema, property] of [
+        ['Token', 'node_bounds'],
+        ['ModelSummary', 'last_decision'],
+      ]) {
+        const described = doc.components.schemas[schema].properties[property];
+        assert.ok(
+          described.anyOf?.some((option: any) => option.type === 'null'),
+          `${schema}.${property} admits null: ${JSON.stringify(described)}`,
+        );
+      }
+    });
   });
 
   it('GET /docs is an HTML page built from /openapi.json', async () => {

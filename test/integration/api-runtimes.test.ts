@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/store/ids.ts';
+import { agentGrant } from '../support/agents.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 const VLLM_RUNTIME = {
@@ -89,7 +90,7 @@ describe('runtimes: admins define them, operators choose them', () => {
     tokens.set('reporter', await stack.token({ name: 'rep', role: 'reporter' }));
     tokens.set('metrics', await stack.token({ name: 'met', role: 'metrics' }));
     tokens.set('client', await stack.token({ name: 'cli', role: 'client', scope: 'team:Acme/ml' }));
-    tokens.set('agent', await stack.token({ name: 'agt', role: 'agent', node: 'n1' }));
+    tokens.set('agent', await stack.token({ ...agentGrant('n1'), name: 'agt' }));
     assert.equal((await stack.call('PUT', '/api/v1/runtimes/vllm-qwen', VLLM_RUNTIME)).status, 201);
   });
   after(() => stack?.stop());

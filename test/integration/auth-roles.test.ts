@@ -437,6 +437,8 @@ describe('bearer tokens and roles', () => {
           scope_name: 'Acme / web',
           models: null,
           node: null,
+          node_address: null,
+          node_bounds: null,
           created_by: 'bootstrap',
           created_at: undefined,
           expires_at: '2999-01-01T00:00:00.000Z',

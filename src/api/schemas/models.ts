@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { EngineSchema } from './engine.ts';
+import { nullableRef } from './nullable.ts';
 import { ResourcesSchema } from './resources.ts';
 import { ParamsSchema } from './runtime.ts';
 
@@ -77,7 +78,7 @@ export const ModelSummarySchema = z
       .openapi({ description: 'when the newest load report was made (fresh or not); null when never' }),
     capacity_at_slo: z.number(),
     status: z.string(),
-    last_decision: DecisionSchema.nullable(),
+    last_decision: nullableRef(DecisionSchema),
     freshness: z.string().nullable().openapi({
       description:
         'null when last_decision saw the in_flight shown; else which is newer, e.g. "decided at T, on figures from before the load reported at T2 (it saw no known load, now 11 in flight)"',

@@ -39,7 +39,9 @@ describe('llmgw agent', () => {
       url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
     });
     after(() => api.close());
-    const args = ['--node', 'gpu-1', '--capacity', 'cores=1,memory_gib=1'];
+    // As root the agent needs an unprivileged user for its engines before it calls anything.
+    const engineUser = process.getuid?.() === 0 ? 'nobody' : String(process.getuid?.());
+    const args = ['--node', 'gpu-1', '--capacity', 'cores=1,memory_gib=1', '--engine-user', engineUser];
 
     for (const [variable, deprecated] of [
       ['LLMGW_URL', false],

@@ -49,6 +49,19 @@ describe('pendingLabels of real decisions', () => {
     assert.deepEqual(labelsOf(loadOf(s, 'm', 5), m), ['limit']);
   });
 
+  it("yields: the limit's room is left to a sibling of a higher claim", () => {
+    const m = model('m', [small], { owner: 'org:acme', min_replicas: 2, max_replicas: 2 });
+    const sibling = model('sibling', [small], { owner: 'org:acme', min_replicas: 1 });
+    const s = world({
+      scopes: [org('acme')],
+      quotas: [quota('org:acme', undefined, gpus(2))],
+      models: [m, sibling],
+      nodes,
+      replicas: [replica('r', { model: 'm', profile: small, node: 'gpu-1' })],
+    });
+    assert.deepEqual(labelsOf(s, m), ['yields']);
+  });
+
   it('max_replicas: the model is at its maximum', () => {
     const m = model('m', [small], { max_replicas: 1 });
     const s = world({

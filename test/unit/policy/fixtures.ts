@@ -174,17 +174,22 @@ let placed = 0;
 /**
  * The snapshot after the decision is carried out the way the activities do it: a placed or reserved
  * replica starts pending (created now), victims and removed replicas are draining (the victims of a
- * preemption for the decision's model).
+ * preemption for the decision's model; every victim for the replica reserved in its place).
  */
 export function apply(s: Snapshot, d: Decision): Snapshot {
   const drain = new Set(d.action === 'remove' ? [d.replica!] : (d.victims ?? []).map((v) => v.replica));
   const preemptedFor = d.action === 'preempt' ? d.model : null;
+  const reserves = d.action === 'place' || d.action === 'reclaim' || d.action === 'preempt';
+  const id = reserves ? `${d.model}-new-${String(++placed).padStart(8, '0')}` : '';
+  const reclaimedFor = d.action === 'remove' ? null : id;
   const replicas = s.replicas.map((r) =>
-    drain.has(r.id) ? { ...r, state: 'draining' as const, preempted_for: preemptedFor } : r,
+    drain.has(r.id)
+      ? { ...r, state: 'draining' as const, preempted_for: preemptedFor, reclaimed_for: reclaimedFor }
+      : r,
   );
-  if (d.action === 'place' || d.action === 'reclaim' || d.action === 'preempt') {
+  if (reserves) {
     replicas.push({
-      id: `${d.model}-new-${String(++placed).padStart(8, '0')}`,
+      id,
       model: d.model,
       profile: d.profile!,
       node: d.node!,

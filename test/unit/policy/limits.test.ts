@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Quota } from '../../../src/domain/quota.ts';
 import type { Resources } from '../../../src/domain/resources.ts';
 import { limitSentence } from '../../../src/policy/explain.ts';
-import { blockingLimit } from '../../../src/policy/limits.ts';
+import { blockingLimit, overLimitDimensions } from '../../../src/policy/limits.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import { cores, gpus, model, node, profile, quota, replica, SCOPES, world } from './fixtures.ts';
 
@@ -64,5 +64,40 @@ describe('limits', () => {
 
   it('a model without owner meets no limit', () => {
     assert.equal(blockingLimit(scene([quota('org:acme', undefined, gpus(0))]), null, gpus(8)), null);
+  });
+});
+
+describe('a limit kept by a preemption reads as kept (issue 37)', () => {
+  // Org Acme is limited to 4 GPUs; train preempted one of serve's 2-GPU replicas and waits beside it.
+  const g2 = profile('g2', gpus(2));
+  const cpu = profile('cpu', cores(8));
+  const view = buildView(
+    world({
+      scopes: SCOPES,
+      quotas: [quota('org:acme', undefined, gpus(4))],
+      models: [
+        model('train', [g2], { owner: 'project:training' }),
+        model('serve', [g2, cpu], { owner: 'project:serving' }),
+      ],
+      nodes: [node('n', gpus(8, { cores: 64 }))],
+      replicas: [
+        replica('s1', { model: 'serve', profile: g2, node: 'n' }),
+        {
+          ...replica('s2', { model: 'serve', profile: g2, node: 'n' }, { state: 'draining' }),
+          preempted_for: 'train',
+          reclaimed_for: 't1',
+        },
+        replica('t1', { model: 'train', profile: g2, node: 'n' }, { state: 'pending' }),
+      ],
+    }),
+  );
+
+  it('no scope is over: scale-down puts no dimension first for a phantom', () => {
+    assert.deepEqual([...overLimitDimensions(view, 'project:serving')], []);
+  });
+
+  it('a CPU-only replica passes a limit on GPUs alone; another GPU replica does not', () => {
+    assert.equal(blockingLimit(view, 'project:serving', cores(8)), null);
+    assert.equal(blockingLimit(view, 'project:serving', gpus(1))?.scope, 'org:acme');
   });
 });

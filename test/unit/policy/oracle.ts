@@ -23,8 +23,29 @@ export function chainOf(s: Snapshot, key: ScopeKey | null): ScopeKey[] {
   return chain;
 }
 export const under = (s: Snapshot, r: Replica, scope: ScopeKey) => chainOf(s, ownerOf(s, r)).includes(scope);
+/**
+ * What `r` counts toward the scope: all of it, except a pending replica whose victims (draining, reclaimed
+ * for it) the scope counts as well (`taken`: those it counts), which counts only what they do not cover.
+ */
+export function countedAt(
+  s: Snapshot,
+  r: Replica,
+  scope: ScopeKey,
+  taken = (_v: Replica) => true,
+): Resources {
+  if (r.state !== 'pending') return r.resources;
+  const victims = s.replicas.filter(
+    (v) => v.state === 'draining' && v.reclaimed_for === r.id && under(s, v, scope) && taken(v),
+  );
+  const covered = sum(victims.map((v) => v.resources));
+  const out: Resources = {};
+  for (const d of ['gpus', 'cores', 'memory_gib'] as const) {
+    if (r.resources[d] !== undefined) out[d] = Math.max(0, r.resources[d]! - (covered[d] ?? 0));
+  }
+  return out;
+}
 export const holds = (s: Snapshot, scope: ScopeKey) =>
-  sum(s.replicas.filter((r) => isActive(r) && under(s, r, scope)).map((r) => r.resources));
+  sum(s.replicas.filter((r) => isActive(r) && under(s, r, scope)).map((r) => countedAt(s, r, scope)));
 
 /**
  * Replica IDs that fit the guarantee of some scope on their owner's chain. Each scope walks its replicas
@@ -53,12 +74,13 @@ export function guaranteeTakes(s: Snapshot): Map<ScopeKey, Set<string>> {
         const above = guaranteeOf(a);
         return !above || !usesAnyOf(r.resources, above) || takenBy.get(a)?.has(r.id);
       });
+      const counted = countedAt(s, r, q.scope, (v) => taken.has(v.id));
       if (
         ancestorsTook &&
         usesAnyOf(r.resources, q.guarantee) &&
-        fitsWithin(add(held, r.resources), q.guarantee)
+        fitsWithin(add(held, counted), q.guarantee)
       ) {
-        held = add(held, r.resources);
+        held = add(held, counted);
         taken.add(r.id);
       }
     }

@@ -7,6 +7,7 @@ import type { Quota } from '../../../src/domain/quota.ts';
 import type { Snapshot } from '../../../src/domain/snapshot.ts';
 import { decideModel } from '../../../src/policy/decide.ts';
 import { reservationRefusal } from '../../../src/policy/reservation.ts';
+import { scopeFigures } from '../../../src/policy/scope-figures.ts';
 import { buildView } from '../../../src/policy/view.ts';
 import {
   apply,
@@ -183,8 +184,38 @@ describe('preempting for a limit', () => {
     assert.match(waiting.reason, /pending: g1 waits for 1 replica preempted for it to stop$/);
     const other = member('c', { min_replicas: 1 });
     const racer = decide({ ...preempted, models: [...preempted.models, other] }, 'c');
-    assert.equal(racer.action, 'none', 'a model of the same claim finds the limit full');
+    // The limit holds 3 GPUs, b-3's room counted once for a (issue 37: it was counted twice, and c
+    // found no surplus enough to take): c takes another surplus, never the room a waits for.
+    assert.equal(racer.action, 'preempt', racer.reason);
+    assert.deepEqual(victimsOf(racer), ['b-2'], 'a model of the same claim finds the room a waits for taken');
     assert.equal(decide(settle(preempted)).action, 'none', 'a has its replica');
+  });
+
+  it('a sibling preempts for the room the limit leaves, not for the room a waits for counted again', () => {
+    // b runs 3 surplus replicas under the limit of 3 GPUs; a preempted b-3. Counted twice (issue 37),
+    // the limit read 4 of 3, and c took b-2 and b-1 where b-2 is enough.
+    const idle = member('b', { min_replicas: 0 });
+    const s = scene({ models: [a, idle], replicas: running(idle, 3) });
+    const preempted = apply(s, decide(s));
+    const c = member('c', { min_replicas: 1 });
+    const racer = decide({ ...preempted, models: [...preempted.models, c] }, 'c');
+    assert.equal(racer.action, 'preempt', racer.reason);
+    assert.deepEqual(victimsOf(racer), ['b-2']);
+    const both = apply({ ...preempted, models: [...preempted.models, c] }, racer);
+    assert.deepEqual(
+      scopeFigures(both).get('team:ml')!.holds,
+      { gpus: 3, cores: 0, memory_gib: 0 },
+      'the limit reads full, never past',
+    );
+    const done = settle(both);
+    assert.deepEqual(
+      done.replicas
+        .filter((r) => r.state !== 'stopped')
+        .map((r) => r.model)
+        .sort(),
+      ['a', 'b', 'c'],
+      'a and c each get their replica, b keeps one',
+    );
   });
 
   it('takes nothing when a quota on the chain says never', () => {

@@ -174,6 +174,16 @@ describe('a reserved replica starts when what runs and what was reserved before 
     assert.equal(startRefusal(g1, onNode, 'a', [elsewhere('m', 'stopped')]), null, 'stopped');
   });
 
+  it('a reserved replica waits for the victims reclaimed for it even when other room freed on the node', () => {
+    // d drained for a (reclaimed_for), and r stopped since, so the node has room for a beside d: the
+    // scopes above a and d count their room once, so a must not run beside d (issue 37).
+    const victim = { ...on('d', 'draining', 2), reclaimed_for: 'a' };
+    const onNode = [victim, on('a', 'pending', 2)];
+    assert.equal(startRefusal(g1, onNode, 'a'), null, 'the node alone would let it start');
+    assert.match(startRefusal(g1, onNode, 'a', [victim]) ?? '', /1 replica reclaimed for a still drain/);
+    assert.equal(startRefusal(g1, onNode, 'a', [{ ...victim, reclaimed_for: 'b' }]), null, 'for another');
+  });
+
   it('a reserved reclaim waits while its victims drain, and starts once they stopped', () => {
     const s = full();
     const reserved = apply(s, decided(s));

@@ -40,6 +40,10 @@ const NodeViewSchema = z
     state: z.enum(NODE_STATES),
     driver: z.enum(NODE_DRIVERS),
     heartbeat_at: z.string().nullable().describe("When an agent's node last heard from its agent."),
+    address: z
+      .string()
+      .nullable()
+      .describe("An agent's node: the address its agent token gives, where the gateway reaches its engines."),
     replicas: z.number(),
   })
   .openapi('Node');

@@ -5,6 +5,7 @@ import { jsonBody } from '../../http.ts';
 import { ObjectNameSchema, ScopeRefSchema } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
 import { NodeAddressSchema, NodeBoundsSchema } from '../../schemas/node-grant.ts';
+import { nullableRef } from '../../schemas/nullable.ts';
 import { TimestampSchema } from '../../timestamps.ts';
 
 // The tokens' routes as the OpenAPI document describes them; what they do is in handlers.ts.
@@ -59,7 +60,7 @@ const TokenViewSchema = z
     models: z.array(z.string()).nullable(),
     node: z.string().nullable(),
     node_address: z.string().nullable(),
-    node_bounds: NodeBoundsSchema.nullable(),
+    node_bounds: nullableRef(NodeBoundsSchema),
     created_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable(),

@@ -8,3 +8,6 @@ create index replicas_active on replicas (model) where state not in ('stopped', 
 create index replicas_node on replicas (node) where state not in ('stopped', 'failed', 'crashed', 'lost');
 create index replicas_node_order on replicas (node, seq) where state not in ('stopped', 'failed', 'crashed', 'lost');
 create index replicas_active_seq on replicas (seq) where state not in ('stopped', 'failed', 'crashed', 'lost');
+-- Crashes back a profile off too (policy/backoff.ts): the models that failed a start or crashed lately.
+drop index replicas_failed;
+create index replicas_failed on replicas (updated_at) where state in ('failed', 'crashed');
