@@ -7,7 +7,7 @@
 // shows the reconciler waking at a backoff's end with nothing else to wake it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import OpenAI from 'openai';
 import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
 import { ok, settledAt } from '../support/cluster.ts';
 import { ctl } from '../support/ctl.ts';
+import { runGuidellm } from '../support/guidellm.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 import { testTool } from '../support/test-tools.ts';
 
@@ -200,6 +201,45 @@ describe('llama.cpp through llmgw', () => {
     assert.ok(Math.max(...found) - Math.min(...found) <= 1, `capacities ${found}`);
     const [stored] = await ok<any[]>(stack, 'GET', `/api/v1/measurements?model=${MODEL}`);
     assert.equal(stored.max_concurrency_at_slo, found.at(-1));
+  });
+
+  it('GuideLLM through the gateway: every request answered, and its report imports as the measurement', async () => {
+    const key = await stack.token({ name: 'guidellm', role: 'client', scope: SCOPE });
+    const report = await runGuidellm({
+      target: `${stack.gatewayUrl}/v1`,
+      model: MODEL,
+      apiKey: key,
+      outputDir: work,
+      concurrency: 4,
+      requests: 40,
+      outputTokens: 32,
+    });
+    const [benchmark] = JSON.parse(readFileSync(report, 'utf8')).benchmarks;
+    const totals = benchmark.metrics.request_totals;
+    console.info(`GuideLLM through the gateway: ${JSON.stringify(totals)}`);
+    assert.deepEqual([totals.successful, totals.errored, totals.incomplete], [40, 0, 0]);
+    const imported = await ctl(
+      stack,
+      'bench',
+      'import',
+      '--from',
+      'guidellm',
+      report,
+      '--model',
+      MODEL,
+      '--profile',
+      'cpu',
+      '--slo-ttft-p95-ms',
+      '10000',
+      '--slo-tpot-p95-ms',
+      '1000',
+      '-o',
+      'json',
+    );
+    assert.equal(imported.code, 0, imported.stderr);
+    const result = JSON.parse(imported.stdout);
+    assert.equal(result.stored, true);
+    assert.equal(result.max_concurrency_at_slo, 4);
   });
 
   it("a burst of 3x one replica's slots onto a model scaling from 1: no request waits inside an engine", async () => {
