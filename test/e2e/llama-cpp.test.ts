@@ -20,6 +20,11 @@ import { eventually, type Stack, startStack } from '../support/stack.ts';
 import { testTool } from '../support/test-tools.ts';
 
 const NODES = ['llama-a', 'llama-b'];
+/**
+ * An agent silent this long loses its node (agents heartbeat every second here): short for the test of
+ * a killed agent, long enough that a busy machine's stalls lose none.
+ */
+const LOST_S = 10;
 const MODEL = 'tiny';
 const SCOPE = 'team:Acme/ml';
 /** llama-server's own flags: one thread (2 busy cores), 4 slots, room for long runs in the context. */
@@ -29,7 +34,18 @@ describe('llama.cpp through llmgw', () => {
   let stack: Stack;
   let work: string;
   let openai: OpenAI;
-  const agents = new Map<string, AgentProcess>();
+  const agents = new Map<string, AgentProcess & { token: string }>();
+  let path = '';
+  /** An agent of `node`; its engines find llama-server on their PATH, as on a machine where it is installed. */
+  const startAgent = (node: string, token: string) => {
+    const saved = process.env.PATH;
+    process.env.PATH = path;
+    try {
+      agents.set(node, { ...spawnAgent(stack, node, token, join(work, node)), token });
+    } finally {
+      process.env.PATH = saved;
+    }
+  };
   const ready = async () =>
     (await ok<any[]>(stack, 'GET', `/api/v1/replicas?model=${MODEL}`)).filter((r) => r.state === 'ready');
 
@@ -38,22 +54,13 @@ describe('llama.cpp through llmgw', () => {
     work = mkdtempSync(join(tmpdir(), 'llmgw-llama-'));
     const gguf = join(work, 'tiny.gguf');
     execFileSync(makeGguf, [gguf]);
-    // The agents' engines find llama-server on their PATH, as on a machine where it is installed.
-    const path = `${dirname(server)}${delimiter}${process.env.PATH}`;
+    path = `${dirname(server)}${delimiter}${process.env.PATH}`;
     stack = await startStack({
       worker: true,
       gateway: true,
-      env: { LLMGW_DRAIN_GRACE_S: '1', LLMGW_LOAD_STALE_S: '60' },
+      env: { LLMGW_DRAIN_GRACE_S: '1', LLMGW_LOAD_STALE_S: '60', LLMGW_NODE_LOST_S: String(LOST_S) },
     });
-    for (const node of NODES) {
-      const saved = process.env.PATH;
-      process.env.PATH = path;
-      try {
-        agents.set(node, spawnAgent(stack, node, await stack.token(agentGrant(node)), join(work, node)));
-      } finally {
-        process.env.PATH = saved;
-      }
-    }
+    for (const node of NODES) startAgent(node, await stack.token(agentGrant(node)));
     await ok(stack, 'PUT', '/api/v1/runtimes/llama-tiny', {
       kind: 'llama.cpp',
       model: gguf,
@@ -268,7 +275,7 @@ describe('llama.cpp through llmgw', () => {
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        const ready = await endpoints();
+        const ready = await endpoints().catch(() => []);
         mostReady = Math.max(mostReady, ready.length);
         for (const url of ready) {
           const text = await (await fetch(`${url}/metrics`).catch(() => undefined))?.text();
@@ -278,25 +285,29 @@ describe('llama.cpp through llmgw', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     })();
-    const ttfts = await Promise.all(
-      Array.from({ length: 12 }, async (_, i) => {
-        const started = performance.now();
-        // Long enough (a few seconds each) for the model to scale while the burst lasts.
-        const stream = await openai.chat.completions.create({
-          model: 'burst',
-          messages: [{ role: 'user', content: `burst ${i}` }],
-          max_tokens: 2048,
-          stream: true,
-          // llama.cpp's own field: the whole max_tokens, whatever the random weights pick.
-          ...{ ignore_eos: true },
-        });
-        let first: number | undefined;
-        for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) first ??= performance.now();
-        return (first ?? performance.now()) - started;
-      }),
-    );
-    watching = false;
-    await watch;
+    let ttfts: number[];
+    try {
+      ttfts = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const started = performance.now();
+          // Long enough (a few seconds each) for the model to scale while the burst lasts.
+          const stream = await openai.chat.completions.create({
+            model: 'burst',
+            messages: [{ role: 'user', content: `burst ${i}` }],
+            max_tokens: 2048,
+            stream: true,
+            // llama.cpp's own field: the whole max_tokens, whatever the random weights pick.
+            ...{ ignore_eos: true },
+          });
+          let first: number | undefined;
+          for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) first ??= performance.now();
+          return (first ?? performance.now()) - started;
+        }),
+      );
+    } finally {
+      watching = false;
+      await watch;
+    }
     const sorted = [...ttfts].sort((a, b) => a - b);
     const p99 = sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];
     console.info(
@@ -329,5 +340,46 @@ describe('llama.cpp through llmgw', () => {
     console.info(`a killed llama-server's replica was replaced in ${seconds.toFixed(1)} s`);
     // The 5 s backoff after a crash and the engine's start, not the 30 s resync.
     assert.ok(seconds < 10, `replaced after ${seconds.toFixed(1)} s`);
+  });
+
+  it('an agent killed with SIGKILL: its node lost and its replicas replaced; restarted, it stops their engines, and their rows say so', async () => {
+    const [serving] = await ready();
+    const node = serving.node;
+    const other = NODES.find((name) => name !== node)!;
+    const agent = agents.get(node)!;
+    agent.child.kill('SIGKILL');
+    const lost = await eventually(
+      'its replica lost',
+      async () =>
+        (await ok<any[]>(stack, 'GET', `/api/v1/replicas?model=${MODEL}`)).find(
+          (r) => r.id === serving.id && r.state === 'lost',
+        ),
+      LOST_S * 1000 + 15_000,
+    );
+    assert.match(lost.reason, /silent/);
+    const replaced = await eventually(
+      'two ready replicas again, on the other node',
+      async () => {
+        const now = await ready();
+        return now.length === 2 && now.every((r) => r.node === other) ? now : undefined;
+      },
+      30_000,
+    );
+    assert.ok(!replaced.some((r: { id: string }) => r.id === serving.id));
+    startAgent(node, agent.token);
+    const stopped = await eventually(
+      'the lost replica stopped by its agent back',
+      async () =>
+        (await ok<any[]>(stack, 'GET', `/api/v1/replicas?model=${MODEL}`)).find(
+          (r) => r.id === serving.id && r.state === 'stopped',
+        ),
+      30_000,
+    );
+    assert.match(stopped.reason, /its agent came back and stopped its engine$/);
+    await eventually(
+      'its engine ended',
+      async () => !engineRecords(join(work, node)).some((r) => r.replica === serving.id),
+      20_000,
+    );
   });
 });
