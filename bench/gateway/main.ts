@@ -53,7 +53,9 @@ try {
     owner: 'org:Bench',
     min_replicas: 0,
     max_replicas: 1,
-    profiles: [{ name: 'cpu', resources: { cores: 1 } }],
+    // The upstream serves 4,096 at once (engine.ts): its slots, so that the gateway holds nothing back
+    // and what is measured is the gateway's own cost.
+    profiles: [{ name: 'cpu', resources: { cores: 1 }, default_concurrency: 4096 }],
   });
   await stack.sql`insert into nodes (name, capacity, gpu_model, labels, state)
     values ('cpu-1', ${stack.sql.json({ cores: 64, memory_gib: 256 })}, null, '{}', 'ready')`;

@@ -14,6 +14,14 @@ export interface Level {
   concurrency: number;
   requests: number;
   failed: number;
+  /**
+   * Of the failed requests, those that never reached the endpoint (refused, or their connection closed
+   * before any answer even on a new one): reported apart, since they say nothing of the engine's speed.
+   * Absent in results read from other tools.
+   */
+  connection_errors?: number;
+  /** A few of the failures' messages, distinct, so that a failing level says why. */
+  errors?: string[];
   ttft_p95_ms: number | null;
   tpot_p95_ms: number | null;
   e2e_p95_ms: number | null;
@@ -23,7 +31,7 @@ export interface Level {
 /** One request as the benchmark saw it. */
 export type RequestSample =
   | { ok: true; ttftMs: number; tpotMs: number | null; e2eMs: number; outputTokens: number }
-  | { ok: false; error: string };
+  | { ok: false; error: string; connection?: boolean };
 
 /** A level's figures from its requests; throughput is the output tokens of the level over its wall time. */
 export function summarizeLevel(
@@ -38,10 +46,13 @@ export function summarizeLevel(
       95,
     ) ?? null;
   const tokens = ok.reduce((total, sample) => total + sample.outputTokens, 0);
+  const failures = samples.filter((sample) => !sample.ok);
   return {
     concurrency,
     requests: samples.length,
-    failed: samples.length - ok.length,
+    failed: failures.length,
+    connection_errors: failures.filter((sample) => sample.connection).length,
+    errors: [...new Set(failures.map((sample) => sample.error))].slice(0, 3),
     ttft_p95_ms: p95(ok.map((sample) => sample.ttftMs)),
     tpot_p95_ms: p95(ok.map((sample) => sample.tpotMs)),
     e2e_p95_ms: p95(ok.map((sample) => sample.e2eMs)),
@@ -52,10 +63,13 @@ export function summarizeLevel(
 /**
  * Why a level misses the SLO, or null when it meets it. A failed request is a miss (an engine that
  * errors or times out under a load does not serve that load), and so is a p95 the SLO sets but the
- * level could not measure.
+ * level could not measure. Requests that never reached the endpoint are said apart: they leave the level
+ * unmeasured rather than slow.
  */
 export function missReason(level: Level, slo: Slo): string | null {
-  if (level.failed > 0) return `${level.failed} of ${level.requests} requests failed`;
+  const unreached = level.connection_errors ?? 0;
+  if (level.failed > unreached) return `${level.failed - unreached} of ${level.requests} requests failed`;
+  if (unreached > 0) return `${unreached} of ${level.requests} requests could not reach the endpoint`;
   const over = (name: string, value: number | null, bound: number | undefined) => {
     if (bound === undefined) return null;
     if (value === null) return `no ${name} measured`;

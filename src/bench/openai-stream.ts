@@ -1,3 +1,4 @@
+import { ConnectionFailed, postJson } from './http-post.ts';
 import type { RequestSample } from './level.ts';
 import { sseData } from './sse.ts';
 
@@ -19,7 +20,8 @@ interface ChunkJson {
  * Sends one streaming chat completion and times it: TTFT is the time to the first chunk that carries
  * generated text, TPOT the mean time between the following tokens, as `vllm bench serve` defines them.
  * The token count comes from the usage the engine reports at the end (`stream_options.include_usage`),
- * else from the chunks, which engines send one per token. Any error, status or timeout is a failed sample.
+ * else from the chunks, which engines send one per token. Any error, status or timeout is a failed sample;
+ * one that never reached the endpoint (refused, or closed before any answer on a new connection) says so.
  */
 export async function streamChat(
   target: ChatTarget,
@@ -27,31 +29,36 @@ export async function streamChat(
   maxTokens: number,
 ): Promise<RequestSample> {
   const started = performance.now();
+  const signal = AbortSignal.timeout(target.timeoutMs);
   try {
-    const response = await fetch(`${target.url.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: target.model,
-        messages: [{ role: 'user', content: prompt }],
-        max_tokens: maxTokens,
-        stream: true,
-        stream_options: { include_usage: true },
-        // Generate max_tokens every time, so that each level's requests do the same work.
-        ignore_eos: true,
-      }),
-      signal: AbortSignal.timeout(target.timeoutMs),
+    const body = JSON.stringify({
+      model: target.model,
+      messages: [{ role: 'user', content: prompt }],
+      max_tokens: maxTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+      // Generate max_tokens every time, so that each level's requests do the same work.
+      ignore_eos: true,
     });
-    if (!response.ok || !response.body) {
-      const text = (await response.text()).slice(0, 200);
-      return { ok: false, error: `HTTP ${response.status}${text ? `: ${text}` : ''}` };
+    const response = await postJson(
+      new URL(`${target.url.replace(/\/+$/, '')}/chat/completions`),
+      body,
+      signal,
+    );
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      let text = '';
+      for await (const chunk of response) text += chunk;
+      text = text.slice(0, 200);
+      return { ok: false, error: `HTTP ${status}${text ? `: ${text}` : ''}` };
     }
     let first: number | undefined;
     let last = 0;
     let chunks = 0;
     let reported: number | undefined;
-    for await (const data of sseData(response.body)) {
-      if (data === '[DONE]') break;
+    for await (const data of sseData(response)) {
+      // Read to the end, not left at [DONE]: leaving a stream early destroys its pooled connection.
+      if (data === '[DONE]') continue;
       const chunk = JSON.parse(data) as ChunkJson;
       if (chunk.error) return { ok: false, error: `the engine reported: ${JSON.stringify(chunk.error)}` };
       if (chunk.usage?.completion_tokens !== undefined) reported = chunk.usage.completion_tokens;
@@ -72,9 +79,9 @@ export async function streamChat(
       outputTokens,
     };
   } catch (error) {
-    const { name, message, cause } = error as Error & { cause?: Error };
-    if (name === 'TimeoutError') return { ok: false, error: `timed out after ${target.timeoutMs} ms` };
-    // fetch says only "fetch failed"; the cause says why (refused, reset, ...).
-    return { ok: false, error: cause?.message ?? message };
+    if (signal.aborted) return { ok: false, error: `timed out after ${target.timeoutMs} ms` };
+    if (error instanceof ConnectionFailed)
+      return { ok: false, connection: true, error: `could not reach the endpoint (${error.message})` };
+    return { ok: false, error: (error as Error).message };
   }
 }

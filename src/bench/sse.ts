@@ -2,7 +2,9 @@
  * The `data:` payloads of a server-sent event stream, one per event (multi-line data joined with "\n"),
  * as OpenAI-compatible servers stream chat completions.
  */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* sseData(
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffered = '';
   let data: string[] = [];

@@ -4,6 +4,7 @@
 import { forgetSecrets } from '../child-process.ts';
 import { ConfigError, readConfig } from '../config.ts';
 import { devOptions } from './dev/options.ts';
+import { stopsWithParent } from './parent-watch.ts';
 
 const USAGE = `usage: llmgw <command>
 
@@ -25,7 +26,10 @@ commands:
 
 Configuration is read from the environment; see README.md.`;
 
-/** Stops cleanly on Ctrl-C, SIGTERM, or when the parent (npm) goes away without passing a signal on. */
+/**
+ * Stops cleanly on Ctrl-C, SIGTERM, or, under an npm script, when npm goes away without passing a signal
+ * on (parent-watch.ts).
+ */
 function onStopSignal(stop: () => Promise<void>) {
   let stopping = false;
   const stopFor = (why: string) => {
@@ -41,8 +45,9 @@ function onStopSignal(stop: () => Promise<void>) {
     );
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopFor(signal));
+  if (!stopsWithParent(process.argv[2], process.env)) return;
   const parent = process.ppid;
-  setInterval(() => process.ppid !== parent && stopFor('the parent process exited'), 1000).unref();
+  setInterval(() => process.ppid !== parent && stopFor('the parent process (npm) exited'), 1000).unref();
 }
 
 function required(value: string | undefined, name: string): string {

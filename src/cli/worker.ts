@@ -121,7 +121,7 @@ export async function startWorker(options: {
         config,
         // Room freed on an agent's node may be what a reservation there waits for.
         onReplicaSettled: async (model, node, state) => {
-          const freed = state === 'failed' || state === 'stopped';
+          const freed = state === 'failed' || state === 'crashed' || state === 'stopped';
           await reconcilers.tell(
             [model, ...(freed ? await modelsWaitingOn(sql, node) : [])],
             'replicaChanged',

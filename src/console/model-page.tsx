@@ -1,6 +1,7 @@
 import { may } from '../api/auth/permissions.ts';
 import type { ReplicaAnswer } from '../api/routes/replicas.ts';
 import type { ModelSummary } from '../api/schemas/models.ts';
+import { ENDED_STATES } from '../domain/cluster.ts';
 import type { Measurement, Profile } from '../domain/model.ts';
 import { orderProfiles } from '../policy/profiles.ts';
 import { formatNumber, formatResources } from '../policy/resources.ts';
@@ -47,7 +48,8 @@ export async function modelPage(ctx: PageContext, name: string) {
         ))}
       </section>
       <h2>Replicas</h2>
-      <ReplicaTable replicas={replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed')} />
+      <ReplicaTable replicas={replicas.filter((r) => !ENDED_STATES.includes(r.state))} />
+      <EndedReplicas replicas={replicas} />
       <h2>Profiles, in the order they are tried</h2>
       <ol class="profiles">
         {orderProfiles({ ...model, owner: null }, measured).map((profile) => (
@@ -99,6 +101,30 @@ function ReplicaTable({ replicas }: { replicas: ReplicaRow[] }) {
     </table>
   );
 }
+
+/** Replicas that failed to start, crashed or were lost, newest first, with why: what their logs said. */
+function EndedReplicas({ replicas }: { replicas: ReplicaRow[] }) {
+  const ended = replicas
+    .filter((r) => r.reason && (r.state === 'failed' || r.state === 'crashed' || r.state === 'lost'))
+    .reverse()
+    .slice(0, ENDED_SHOWN);
+  if (ended.length === 0) return null;
+  return (
+    <>
+      <h3>Failed, crashed or lost, newest first</h3>
+      <ul class="ended-replicas">
+        {ended.map((r) => (
+          <li data-replica={r.id}>
+            <strong>{r.id}</strong> {r.state} on {r.node}: <pre>{r.reason}</pre>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+/** The ended replicas the model's page shows: the newest say what is wrong now. */
+const ENDED_SHOWN = 5;
 
 function ProfileItem({ profile, measurement }: { profile: Profile; measurement?: Measurement }) {
   return (

@@ -1,3 +1,4 @@
+import { ENDED_STATES } from '../domain/cluster.ts';
 import type { Dimension, Resources } from '../domain/resources.ts';
 import { formatAmount } from '../policy/resources.ts';
 import { dimensionsShown, Meter } from './figures.tsx';
@@ -24,7 +25,7 @@ export async function nodesPage(ctx: PageContext) {
     ctx.api.get<NodeRow[]>('/api/v1/nodes'),
     ctx.api.get<ReplicaRow[]>('/api/v1/replicas'),
   ]);
-  const active = replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed');
+  const active = replicas.filter((r) => !ENDED_STATES.includes(r.state));
   return (
     <Page title="Nodes" viewer={ctx.viewer} path="/ui/nodes" live>
       <p class="legend">

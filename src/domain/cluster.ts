@@ -19,6 +19,8 @@ export interface ClusterNode {
 }
 
 /**
+ * `failed`: its engine did not start (failed starts back its profile off); `crashed`: its engine ended
+ * after it had served (counted and backed off apart from failed starts).
  * `lost`: its node's agent went silent; it holds no room, is replaced elsewhere and is neither a failed
  * start nor a served one for the start backoff.
  */
@@ -29,12 +31,15 @@ export const REPLICA_STATES = [
   'draining',
   'stopped',
   'failed',
+  'crashed',
   'lost',
 ] as const;
 export type ReplicaState = (typeof REPLICA_STATES)[number];
 
-/** Replicas in these states hold their resources (POLICY.md: from placed until stopped, failed or lost). */
+/** Replicas in these states hold their resources (POLICY.md: from placed until stopped, failed, crashed or lost). */
 export const ACTIVE_STATES: readonly ReplicaState[] = ['pending', 'starting', 'ready', 'draining'];
+/** Replicas in these states are over: they hold nothing and run nothing. */
+export const ENDED_STATES: readonly ReplicaState[] = ['stopped', 'failed', 'crashed', 'lost'];
 /** Replicas in these states run an engine on their node: what the machine itself must hold. */
 export const RUNNING_STATES: readonly ReplicaState[] = ['starting', 'ready', 'draining'];
 /** Replicas in these states count toward a model's capacity at SLO. */

@@ -56,7 +56,7 @@ export interface ProfileRejection {
  * read it); the other fields are what its sentence names.
  * - no_room: no node has room for the profile, and its owner cannot reclaim for it;
  * - limit: the limit of `scope` on `resource` stops the profile;
- * - backoff: the profile is backed off after failed starts;
+ * - backoff: the profile is backed off after failed starts or crashes;
  * - unmeasured: only a target throughput asks, and the profile is not measured;
  * - slo_unmet: the profile was measured as unable to meet its SLO;
  * - preempted: replicas preempted for the model still drain: its replica of `profile` waits for them

@@ -53,7 +53,7 @@ export interface Snapshot {
 export interface ModelMemory {
   /** Since when the scale-down condition has held without a break; null when it does not hold. */
   scaleDownSince: number | null;
-  /** Profiles backed off after failed starts: profile name -> until when (ms since epoch). */
+  /** Profiles backed off after failed starts or crashes: profile name -> until when (ms since epoch). */
   backedOffUntil: Record<string, number>;
 }
 

@@ -20,6 +20,16 @@ export interface Forwarded {
 
 /** Attempts per request: a replica that refused or reset before its first byte leaves one more try. */
 const ATTEMPTS = 2;
+/**
+ * A pooled connection the replica closed while the request was being sent: engines such as llama.cpp's
+ * server close theirs after each streamed answer while their headers still say `Keep-Alive`, so a reused
+ * socket can be dead before the replica saw the request. It says nothing of the replica's health.
+ */
+class StaleConnection extends Error {
+  constructor(cause: unknown) {
+    super('a kept-alive connection closed before the request reached the replica', { cause });
+  }
+}
 /** Headers of the replica's answer passed to the client (hop-by-hop and length ones are the server's). */
 const PASSED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
 /** The status counted for a request whose client left before its answer ended (nginx's 499). */
@@ -35,28 +45,48 @@ const agent = new Agent({ keepAlive: true, maxFreeSockets: 1024 });
  */
 export class Forwarder {
   private readonly perReplica = new Map<string, number>();
+  /** Requests waiting for a free slot, per model, first come first served. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly health: ReplicaHealth,
     private readonly reporter: LoadReporter,
     private readonly metrics: GatewayMetrics,
+    /** The model's ready replicas now: what a request that waited for a slot chooses from. */
+    private readonly replicasNow: (model: string) => readonly Upstream[] = () => [],
   ) {}
 
-  /** Resolves once the answer has begun; throws a Refusal when no replica could begin it. */
+  /**
+   * Resolves once the answer has begun; throws a Refusal when no replica could begin it. A request finds
+   * every replica it may go to at its slots (Upstream.slots) waits, in turn, for the next free slot on
+   * any replica of its model, counted as waiting in the model's load: queued in the gateway, not inside
+   * one engine while another has room.
+   */
   async forward(request: Forwarded, replicas: readonly Upstream[]): Promise<void> {
     const tried = new Set<string>();
     let failure = '';
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    let choices = replicas;
+    let woken = false;
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
       // A client gone before this attempt closed before its 'close' could be heard: nothing would end it.
       if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
-      const upstream = pickReplica(
-        replicas.filter((r) => !tried.has(r.id) && this.health.routable(r.id)),
-        (id) => this.perReplica.get(id) ?? 0,
-      );
+      const candidates = choices.filter((r) => !tried.has(r.id) && this.health.routable(r.id));
+      // A newcomer does not pass the requests already waiting; one whose turn came takes its slot.
+      const queued = !woken && this.waiting.has(request.model);
+      const free = queued ? [] : candidates.filter((r) => this.hasSlot(r));
+      if (candidates.length > 0 && free.length === 0) {
+        // Its turn came and another took the slot first: it waits at the head of the line again.
+        if (!(await this.slotFor(request, woken))) return this.counted(request, CLIENT_LEFT);
+        woken = true;
+        choices = this.replicasNow(request.model);
+        continue;
+      }
+      const upstream = pickReplica(free, (id) => this.perReplica.get(id) ?? 0);
       if (!upstream) break;
+      attempt++;
       tried.add(upstream.id);
       try {
-        return await this.attempt(request, upstream);
+        return await this.attemptOn(request, upstream);
       } catch (error) {
         if (request.client.destroyed) return;
         this.health.failed(upstream);
@@ -71,6 +101,67 @@ export class Forwarder {
     );
   }
 
+  private hasSlot(upstream: Upstream): boolean {
+    return upstream.slots === undefined || (this.perReplica.get(upstream.id) ?? 0) < upstream.slots;
+  }
+
+  /**
+   * Waits for a slot of the request's model to free (or for the routes to change): false when the client
+   * left meanwhile. The request counts as waiting in the model's load while it waits.
+   */
+  private slotFor(request: Forwarded, first: boolean): Promise<boolean> {
+    const { model, client } = request;
+    const queue = this.waiting.get(model) ?? [];
+    this.waiting.set(model, queue);
+    this.reporter.change(model, 0, 1);
+    return new Promise((resolve) => {
+      const done = (served: boolean) => {
+        client.off('close', left);
+        this.reporter.change(model, 0, -1);
+        resolve(served);
+      };
+      const turn = () => done(true);
+      const left = () => {
+        const at = queue.indexOf(turn);
+        if (at >= 0) queue.splice(at, 1);
+        if (queue.length === 0 && this.waiting.get(model) === queue) this.waiting.delete(model);
+        done(false);
+      };
+      if (first) queue.unshift(turn);
+      else queue.push(turn);
+      client.once('close', left);
+    });
+  }
+
+  /**
+   * Gives freed slots of the model to the requests waiting for one, oldest first: as many as its
+   * replicas now have free. Called when a request ends and when the routes change (a replica ready).
+   */
+  wakeWaiting(model: string) {
+    const queue = this.waiting.get(model);
+    if (!queue) return;
+    const routable = this.replicasNow(model).filter((upstream) => this.health.routable(upstream.id));
+    // With no replica left to wait for, every request is woken to be refused (or held by admission).
+    let free = routable.length === 0 ? queue.length : 0;
+    for (const upstream of routable) {
+      const used = this.perReplica.get(upstream.id) ?? 0;
+      free += upstream.slots === undefined ? queue.length : Math.max(0, upstream.slots - used);
+    }
+    const woken = queue.splice(0, free);
+    if (queue.length === 0) this.waiting.delete(model);
+    for (const turn of woken) turn();
+  }
+
+  /** After the routes changed: slots may have come (a replica ready) or gone. */
+  wakeAllWaiting() {
+    for (const model of [...this.waiting.keys()]) this.wakeWaiting(model);
+  }
+
+  /** The models with requests waiting for a slot, and how many. */
+  waitingCounts(): Map<string, number> {
+    return new Map([...this.waiting].map(([model, queue]) => [model, queue.length]));
+  }
+
   /** Counts one request in flight; the returned function ends it (once). */
   private begin(model: string, replica: string): () => void {
     this.reporter.change(model, 1, 0);
@@ -83,14 +174,32 @@ export class Forwarder {
       const left = (this.perReplica.get(replica) ?? 1) - 1;
       if (left > 0) this.perReplica.set(replica, left);
       else this.perReplica.delete(replica);
+      if (this.waiting.has(model)) this.wakeWaiting(model);
     };
   }
 
   /**
-   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
-   * before them (nothing was written: another replica may answer).
+   * One replica's try: a request lost on a stale pooled connection is sent again to the same replica on a
+   * connection of its own (a fresh one cannot be stale), so only what the replica itself did fails it.
    */
-  private attempt(request: Forwarded, upstream: Upstream): Promise<void> {
+  private async attemptOn(request: Forwarded, upstream: Upstream): Promise<void> {
+    try {
+      return await this.attempt(request, upstream, agent);
+    } catch (error) {
+      if (!(error instanceof StaleConnection) || request.client.destroyed) throw error;
+      this.metrics.staleRetries.inc({ model: request.model });
+      return await this.attempt(request, upstream, false).catch((again) => {
+        throw again instanceof StaleConnection ? again.cause : again;
+      });
+    }
+  }
+
+  /**
+   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
+   * before them (nothing was written: another replica may answer), with a StaleConnection when a reused
+   * socket failed before any answer.
+   */
+  private attempt(request: Forwarded, upstream: Upstream, pool: Agent | false): Promise<void> {
     const { model, client } = request;
     const url = targetOf(upstream.endpoint, request.path);
     return new Promise((resolve, reject) => {
@@ -99,7 +208,7 @@ export class Forwarder {
       const outgoing = send({
         ...url.address,
         method: 'POST',
-        agent: url.secure ? undefined : agent,
+        agent: url.secure ? undefined : pool,
         headers: { 'content-type': 'application/json', 'content-length': request.body.length },
       });
       // Every way an attempt ends (answered, failed, reset, cancelled) closes its request to the replica:
@@ -121,14 +230,16 @@ export class Forwarder {
         ended(CLIENT_LEFT);
         resolve();
       };
+      let heard = false;
       const failed = (error: Error) => {
         if (answering) return;
         client.off('close', clientLeft);
-        reject(error);
+        reject(!heard && outgoing.reusedSocket ? new StaleConnection(error) : error);
       };
       client.once('close', clientLeft);
       outgoing.once('error', failed);
       outgoing.once('response', (answer: IncomingMessage) => {
+        heard = true;
         const status = answer.statusCode ?? 502;
         const begin = (headers: Record<string, string | number> = {}) => {
           answering = true;

@@ -29,7 +29,7 @@ export function createGatewayMetrics(counts: GatewayCounts, registry = new Regis
   });
   new Gauge({
     name: 'llmgw_gateway_queued',
-    help: 'Requests this gateway holds for a model with no ready replica (scaling from zero), by model.',
+    help: 'Requests this gateway holds for a model with no ready replica (scaling from zero) or for a free slot on one, by model.',
     labelNames: ['model'] as const,
     registers,
     collect() {
@@ -57,6 +57,12 @@ export function createGatewayMetrics(counts: GatewayCounts, registry = new Regis
       name: 'llmgw_gateway_errors_total',
       help: 'Requests that failed, by model and kind (no_key, forbidden, unknown_model, queue_full, no_replica, upstream_failed, upstream_status, ...).',
       labelNames: ['model', 'kind'] as const,
+      registers,
+    }),
+    staleRetries: new Counter({
+      name: 'llmgw_gateway_stale_connection_retries_total',
+      help: 'Requests sent again on a new connection because their pooled one had been closed by the replica before it answered, by model.',
+      labelNames: ['model'] as const,
       registers,
     }),
     ttftSeconds: new Histogram({

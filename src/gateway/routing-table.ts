@@ -1,6 +1,9 @@
 import { type ScopeTree, scopeTree } from '../api/auth/guard.ts';
 import type { ScopeKey } from '../domain/scope.ts';
+import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from '../domain/snapshot.ts';
+import { concurrencyOf } from '../policy/profiles.ts';
 import type { Sql } from '../store/db.ts';
+import { listMeasurements } from '../store/measurements.ts';
 import { listModels, type StoredModel } from '../store/models.ts';
 import { listReplicas } from '../store/replicas.ts';
 import { listScopes } from '../store/tenancy.ts';
@@ -12,6 +15,12 @@ export const ROUTES_REFRESH_MS = 500;
 export interface Upstream {
   id: string;
   endpoint: string;
+  /**
+   * The requests it serves at once at its SLO (its profile's measured concurrency, else the declared
+   * one, else the default): the gateway sends it no more, and holds the rest for the next free slot.
+   * Absent: no bound.
+   */
+  slots?: number;
 }
 
 export interface Route {
@@ -39,6 +48,7 @@ export class RoutingTable {
     private readonly sql: Sql,
     private readonly log: Pick<Console, 'warn'> = console,
     private readonly now: () => number = Date.now,
+    private readonly settings: Pick<PolicySettings, 'defaultConcurrency'> = DEFAULT_POLICY_SETTINGS,
   ) {}
 
   /** Reads the table, then keeps it fresh until stop(). */
@@ -99,17 +109,23 @@ export class RoutingTable {
 
   private async read() {
     this.readStartedAt = this.now();
-    const [models, scopes, ready] = await Promise.all([
+    const [models, scopes, ready, measured] = await Promise.all([
       listModels(this.sql),
       listScopes(this.sql),
       listReplicas(this.sql, { state: 'ready' }),
+      listMeasurements(this.sql),
     ]);
     const tree = scopeTree(scopes);
+    const byName = new Map(models.map((model) => [model.name, model]));
+    const measurements = new Map(measured.map((m) => [`${m.model}/${m.profile}`, m]));
     const replicas = new Map<string, Upstream[]>();
     for (const replica of ready) {
       if (!replica.endpoint) continue;
       const list = replicas.get(replica.model) ?? [];
-      list.push({ id: replica.id, endpoint: replica.endpoint });
+      const profile = byName.get(replica.model)?.profiles.find((p) => p.name === replica.profile);
+      const measurement = measurements.get(`${replica.model}/${replica.profile}`);
+      const slots = concurrencyOf(profile, measurement, this.settings);
+      list.push({ id: replica.id, endpoint: replica.endpoint, slots });
       replicas.set(replica.model, list);
     }
     this.tree = tree;

@@ -36,7 +36,7 @@ export async function startGateway(options: {
   const { config, sql } = options;
   const log = options.log ?? console;
   const source = `${GATEWAY_SOURCE}${config.gateway.instance}`;
-  const table = new RoutingTable(sql, log);
+  const table = new RoutingTable(sql, log, Date.now, config.policy);
   const health = new ReplicaHealth();
   const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy, Date.now, log);
   const reporter = new LoadReporter(
@@ -53,11 +53,19 @@ export async function startGateway(options: {
   const admission = new Admission(table, health, reporter, config.gateway);
   const metrics = createGatewayMetrics({
     inFlight: () => reporter.inFlightCounts(),
-    held: () => admission.heldCounts(),
+    // Held for a replica (scaling from zero) or for a free slot on one.
+    held: () => {
+      const held = admission.heldCounts();
+      for (const [model, count] of forwarder.waitingCounts()) held.set(model, (held.get(model) ?? 0) + count);
+      return held;
+    },
     oldestHeldSeconds: () => admission.oldestHeldSeconds(),
   });
-  const forwarder = new Forwarder(health, reporter, metrics);
-  table.onRefresh(() => health.keepOnly(new Set(table.all().flatMap((r) => r.replicas.map((u) => u.id)))));
+  const forwarder = new Forwarder(health, reporter, metrics, (model) => table.current(model)?.replicas ?? []);
+  table.onRefresh(() => {
+    health.keepOnly(new Set(table.all().flatMap((r) => r.replicas.map((u) => u.id))));
+    forwarder.wakeAllWaiting();
+  });
   await table.start();
   const app = createGatewayApp({ keys: new GatewayKeys(sql), table, admission, forwarder, metrics, log });
   const server = await new Promise<Server>((resolve, reject) => {

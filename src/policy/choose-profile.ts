@@ -112,7 +112,7 @@ export function rejectionOf(
     const seconds = Math.ceil((until - view.now) / 1000);
     return {
       profile: profile.name,
-      why: `backed off for ${seconds} s more after failed starts`,
+      why: `backed off for ${seconds} s more after failed starts or crashes`,
       pending: { code: 'backoff', profile: profile.name },
     };
   }

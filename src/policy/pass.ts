@@ -37,7 +37,7 @@ export function decidePass(
       .replicasOfModel(modelName)
       .filter((r) => r.state === 'pending')
       .map((r) => r.id),
-    resyncMs: resyncAfter(view, decision, resyncMs),
+    resyncMs: resyncAfter(view, decision, resyncMs, memory.backedOffUntil),
     memory: memoryAfter(memory, decision.memory, memory.backedOffUntil),
   };
 }

@@ -48,7 +48,7 @@ export function orderProfiles(model: Model, measurements: ReadonlyMap<string, Me
 export const concurrencyOf = (
   profile: Profile | undefined,
   measurement: Measurement | undefined,
-  settings: PolicySettings,
+  settings: Pick<PolicySettings, 'defaultConcurrency'>,
 ): number =>
   measurement?.max_concurrency_at_slo ?? profile?.default_concurrency ?? settings.defaultConcurrency;
 

@@ -1,4 +1,5 @@
 import type { Decision } from '../domain/decision.ts';
+import { RESYNC_SPREAD } from '../domain/resync.ts';
 import type { View } from './view.ts';
 
 /**
@@ -8,8 +9,26 @@ import type { View } from './view.ts';
  */
 export const AT_REST_RESYNCS = 4;
 
-/** How long the model's reconciler waits after this decision for a pass that nothing asked for. */
-export function resyncAfter(view: View, decision: Decision, resyncMs: number): number {
+/**
+ * How long the model's reconciler waits after this decision for a pass that nothing asked for: no longer
+ * than until the end of a profile's start backoff (`backedOffUntil`, ms since the epoch), since nothing
+ * tells it when a backoff ends, and a crashed replica is to be replaced then, not at the next resync.
+ */
+export function resyncAfter(
+  view: View,
+  decision: Decision,
+  resyncMs: number,
+  backedOffUntil: Readonly<Record<string, number>> = {},
+): number {
+  const usual = usualResync(view, decision, resyncMs);
+  const ends = Object.values(backedOffUntil).filter((until) => until > view.now);
+  if (ends.length === 0) return usual;
+  // Stretched by the spread, so that the wait, spread, ends at the backoff's end or just after, not before.
+  const toEnd = Math.ceil((Math.min(...ends) - view.now) / (1 - RESYNC_SPREAD));
+  return Math.min(usual, toEnd);
+}
+
+function usualResync(view: View, decision: Decision, resyncMs: number): number {
   const atRest =
     decision.action === 'none' &&
     !decision.pending &&

@@ -125,13 +125,18 @@ export async function markDeleting(sql: Db, name: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** Removes a model whose replicas have all stopped; false while some still hold room. */
+/**
+ * Removes a model whose replicas have all stopped, and their rows: a model created again under the name
+ * starts with none of the old one's replicas (nor its failed starts in its backoff). False while some
+ * still hold room.
+ */
 export async function removeModel(sql: Db, name: string): Promise<boolean> {
   return transaction(sql, async (tx) => {
     const [active] =
-      await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed', 'lost') limit 1`;
+      await tx`select 1 from replicas where model = ${name} and state not in ('stopped', 'failed', 'crashed', 'lost') limit 1`;
     if (active) return false;
     await tx`delete from models where name = ${name}`;
+    await tx`delete from replicas where model = ${name}`;
     await tx`delete from load_reports where model = ${name}`;
     return true;
   });

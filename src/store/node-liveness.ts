@@ -18,6 +18,8 @@ export async function lastHeartbeats(sql: Sql): Promise<Map<string, string>> {
 /**
  * Records that a node's agent lives. A lost node is back (`back`) as it was lost: ready or cordoned; the answer names the replicas
  * the store wants on the node (starting, ready or draining), null when no agent's node has that name.
+ * Its lost replicas are stopped: the agent stops every engine the answer does not name. They keep the
+ * time they were lost (what the start backoff reads), and their reason says what became of them.
  */
 export async function heartbeat(
   sql: Sql,
@@ -30,6 +32,9 @@ export async function heartbeat(
     await tx`update nodes set heartbeat_at = now(), lost_from = null,
       state = case when state = 'lost' then coalesce(lost_from, 'ready') else state end
       where name = ${node}`;
+    await tx`update replicas set state = 'stopped',
+        reason = coalesce(reason || '; ', '') || 'its agent came back and stopped its engine'
+      where node = ${node} and state = 'lost'`;
     const wanted = await tx<WantedReplica[]>`
       select id, state from replicas where node = ${node} and state in ('starting', 'ready', 'draining')
       order by id`;

@@ -66,7 +66,7 @@ export async function deleteNode(sql: Db, name: string): Promise<'deleted' | 'mi
     const [node] = await tx`select name from nodes where name = ${name} for update`;
     if (!node) return 'missing';
     const [active] =
-      await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed', 'lost') limit 1`;
+      await tx`select 1 from replicas where node = ${name} and state not in ('stopped', 'failed', 'crashed', 'lost') limit 1`;
     if (active) return 'in-use';
     await tx`delete from nodes where name = ${name}`;
     return 'deleted';

@@ -1,6 +1,7 @@
 import type { ReplicaState } from '../domain/cluster.ts';
 import { engineEndpoint } from '../domain/node-grant.ts';
 import { type Sql, transaction } from './db.ts';
+import { recordNote } from './decisions.ts';
 
 /** What an agent says of a replica its node runs: ready with its engine's port on the node, never a URL. */
 export type ReplicaReport =
@@ -11,9 +12,10 @@ export type ReplicaReport =
 /**
  * Applies an agent's report to a replica of its node: ready from starting, serving at the node's own
  * address (its agent token's) and the port reported, or failed when the node has no address;
- * failed from starting or ready, and an engine that ends while draining has stopped; stopped from
- * draining. A late or repeated report changes nothing. Returns the replica's model and whether it
- * moved, or null when the node holds no such replica.
+ * failed from starting (a failed start), crashed from ready (its engine ended after serving), and an
+ * engine that ends while draining has stopped; stopped from draining. A failure or crash is noted in
+ * its model's decisions with its reason. A late or repeated report changes nothing. Returns the
+ * replica's model and whether it moved, or null when the node holds no such replica.
  */
 export async function applyReplicaReport(
   sql: Sql,
@@ -38,14 +40,24 @@ export async function applyReplicaReport(
           : null
         : row.state === 'draining'
           ? 'stopped'
-          : said.state === 'failed' && (row.state === 'starting' || row.state === 'ready')
+          : said.state === 'failed' && row.state === 'starting'
             ? 'failed'
-            : null;
+            : said.state === 'failed' && row.state === 'ready'
+              ? 'crashed'
+              : null;
     if (!to) return { model: row.model, moved: false, state: row.state };
     const reason = said.state === 'failed' ? said.reason : null;
     const endpoint = said.state === 'ready' && row.address ? engineEndpoint(row.address, said.port) : null;
     await tx`update replicas set state = ${to}, reason = coalesce(${reason}, reason), endpoint = ${endpoint},
       updated_at = now() where id = ${id}`;
+    if (reason && (to === 'failed' || to === 'crashed')) {
+      const what =
+        to === 'crashed' ? `crashed on node ${node} after serving` : `failed to start on node ${node}`;
+      await recordNote(tx as unknown as Sql, row.model, to, `replica ${id} ${what}: ${reason}`, {
+        replica: id,
+        node,
+      });
+    }
     return { model: row.model, moved: true, state: to };
   });
 }

@@ -28,22 +28,35 @@ export interface ReplicaFilter {
   preemptedFor?: string;
   /** Only the victims drained for this replica, reserved in their place (startRefusal). */
   reclaimedFor?: string;
-  /** Only replicas that hold room (not stopped, not failed). */
+  /** Only replicas that hold room (not stopped, failed, crashed or lost). */
   activeOnly?: boolean;
   /** In the order they were reserved, instead of oldest first. */
   inReservationOrder?: boolean;
 }
 
-export async function listReplicas(sql: Db, filter: ReplicaFilter = {}): Promise<Replica[]> {
+/** A replica as the API shows it: with the reason of its last move (why it failed, crashed, was lost). */
+export type ReplicaShown = Replica & { reason: string | null };
+
+/** Replicas with their reasons (ReplicaShown), for those who read them. */
+export async function listReplicasShown(sql: Db, filter: ReplicaFilter = {}): Promise<ReplicaShown[]> {
+  return (await listReplicas(sql, filter, true)) as ReplicaShown[];
+}
+
+export async function listReplicas(
+  sql: Db,
+  filter: ReplicaFilter = {},
+  withReason = false,
+): Promise<Replica[]> {
   const rows = await sql<ReplicaRow[]>`
-    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for from replicas
+    select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for
+      ${withReason ? sql`, reason` : sql``} from replicas
     where true
       ${filter.model ? sql`and model = ${filter.model}` : sql``}
       ${filter.node ? sql`and node = ${filter.node}` : sql``}
       ${filter.state ? sql`and state = ${filter.state}` : sql``}
       ${filter.preemptedFor ? sql`and preempted_for = ${filter.preemptedFor}` : sql``}
       ${filter.reclaimedFor ? sql`and reclaimed_for = ${filter.reclaimedFor}` : sql``}
-      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'lost')` : sql``}
+      ${filter.activeOnly ? sql`and state not in ('stopped', 'failed', 'crashed', 'lost')` : sql``}
     ${filter.inReservationOrder ? sql`order by seq` : sql`order by created_at, id`}`;
   return rows.map(toReplica);
 }
@@ -59,7 +72,7 @@ export async function activeReplicasAfter(
 ): Promise<{ replicas: Replica[]; lastSeq: number }> {
   const rows = await sql<(ReplicaRow & { seq: string })[]>`
     select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq from replicas
-    where seq > ${seq} and state not in ('stopped', 'failed', 'lost') order by seq`;
+    where seq > ${seq} and state not in ('stopped', 'failed', 'crashed', 'lost') order by seq`;
   return {
     replicas: rows.map(({ seq: _, ...row }) => toReplica(row)),
     lastSeq: rows.length > 0 ? Number(rows.at(-1)!.seq) : seq,
@@ -105,11 +118,11 @@ type ChangedRow = Omit<ReplicaRow, 'created_at'> & { created_at: string; seq: nu
 export async function readActiveReplicas(sql: Sql, previous?: ActiveReplicas): Promise<ActiveReplicas> {
   const [row] = await sql<{ watermark: string; active: number; changed: ChangedRow[] }[]>`
     select pg_snapshot_xmin(pg_current_snapshot())::text as watermark,
-      (select count(*)::int from replicas where state not in ('stopped', 'failed', 'lost')) as active,
+      (select count(*)::int from replicas where state not in ('stopped', 'failed', 'crashed', 'lost')) as active,
       coalesce((select json_agg(r order by r.seq) from (
         select id, model, profile, node, resources, state, created_at, endpoint, preempted_for, reclaimed_for, seq
         from replicas
-        where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'lost')`}
+        where ${previous ? sql`changed_xid >= ${previous.watermark}::xid8` : sql`state not in ('stopped', 'failed', 'crashed', 'lost')`}
       ) r), '[]') as changed`;
   const byId = new Map(previous?.byId ?? []);
   let lastSeq = previous?.lastSeq ?? 0;
@@ -135,9 +148,9 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
 }
 
 /**
- * The profiles backed off after failed starts (policy/backoff.ts) of every model that failed a start in
- * the last `windowMs`, as far as they are still backed off at `now`: what the other models see of it
- * (Snapshot.backedOff). Models without a recent failure are not read.
+ * The profiles backed off after failed starts or crashes (policy/backoff.ts) of every model that failed
+ * a start or crashed in the last `windowMs`, as far as they are still backed off at `now`: what the other
+ * models see of it (Snapshot.backedOff). Models without a recent failure are not read.
  */
 export async function backedOffModels(
   sql: Sql,
@@ -148,7 +161,7 @@ export async function backedOffModels(
     select model, profile, state, updated_at as at from replicas
     where state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'
       and model in (select model from replicas
-        where state = 'failed' and updated_at > now() - ${windowMs} * interval '1 millisecond')`;
+        where state in ('failed', 'crashed') and updated_at > now() - ${windowMs} * interval '1 millisecond')`;
   const byModel = new Map<string, StartOutcome[]>();
   for (const row of rows) {
     const outcome = { profile: row.profile, state: row.state, at: row.at.getTime() };

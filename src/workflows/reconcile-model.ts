@@ -16,6 +16,7 @@ import {
 import type { Activities, Reserved } from '../activities/types.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { modelStatus } from '../domain/model-status.ts';
+import { RESYNC_SPREAD } from '../domain/resync.ts';
 import { EMPTY_MEMORY, type ModelMemory, memoryAfter } from '../domain/snapshot.ts';
 import {
   deletedSignal,
@@ -41,8 +42,6 @@ const local = proxyLocalActivities<Activities>(ACTIVITY_OPTIONS);
 export const RUN_BOUNDS = { passes: 100, signals: 2_000 };
 /** Refused reservations in a row before waiting for the next wake-up instead of re-planning at once. */
 const MAX_REPLANS = 3;
-/** How far a resync may fall from the period, either way: reconcilers started together do not stay together. */
-const RESYNC_SPREAD = 0.1;
 /**
  * Runs from this change on plan in a local activity and leave out of a pass what changes nothing (the
  * same decision recorded again on a resync, the same search attributes); runs begun before replay as they were.

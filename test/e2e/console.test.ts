@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemo } from '../../src/cli/demo.ts';
+import { ENDED_STATES } from '../../src/domain/cluster.ts';
 import { describeRule } from '../../src/domain/runtime-params.ts';
 import { pendingSentence } from '../../src/policy/explain.ts';
 import { formatAmount, formatNumber, formatResources } from '../../src/policy/resources.ts';
@@ -243,7 +244,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
       const timeline = await admin.locator('.timeline li').allTextContents();
       assert.equal(timeline.length, decisions.length);
       assert.ok(timeline[0]!.includes(decisions[0].reason));
-      const active = replicas.filter((r) => r.state !== 'stopped' && r.state !== 'failed');
+      const active = replicas.filter((r) => !ENDED_STATES.includes(r.state));
       assert.equal(await admin.locator('tr[data-replica]').count(), active.length);
       for (const r of active) {
         const row = await textOf(admin, `tr[data-replica="${r.id}"]`);
@@ -311,7 +312,7 @@ describe('the web console, in headless Chromium, on the demo data', () => {
             `${formatAmount(d, node.allocated[d])} allocated, ${formatAmount(d, node.reserved[d])} reserved, of ${formatAmount(d, node.capacity[d])}`,
           );
         }
-        const here = replicas.filter((r) => r.node === node.name && !['stopped', 'failed'].includes(r.state));
+        const here = replicas.filter((r) => r.node === node.name && !ENDED_STATES.includes(r.state));
         assert.equal(await admin.locator(`[data-node="${node.name}"] .on-node li`).count(), here.length);
       }
       return true;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ENDED_STATES, type ReplicaState } from '../../src/domain/cluster.ts';
 import {
   activeReplicas,
   decisionSaying,
@@ -141,9 +142,9 @@ describe('concurrent reservations', () => {
       'every model decided at least once after the load',
       async () => {
         const held = (
-          await ok<{ state: string; resources: { gpus: number } }[]>(stack, 'GET', '/api/v1/replicas')
+          await ok<{ state: ReplicaState; resources: { gpus: number } }[]>(stack, 'GET', '/api/v1/replicas')
         )
-          .filter((r) => r.state !== 'stopped' && r.state !== 'failed')
+          .filter((r) => !ENDED_STATES.includes(r.state))
           .reduce((total, r) => total + r.resources.gpus, 0);
         most = Math.max(most, held); // checked after the wait: a throw in here would only be retried
         const quotas = await ok<{ holds: { gpus: number } }[]>(stack, 'GET', '/api/v1/quotas');

@@ -247,13 +247,41 @@ describe('agents API', () => {
       moved: false,
     });
 
-    const failed = await report({ state: 'failed', reason: 'exit code 1; last lines: CUDA out of memory' });
-    assert.deepEqual(failed.body, { id, state: 'failed', moved: true });
+    // Its engine ends after serving: a crash, not a failed start, and its model's decisions say why.
+    const crashed = await report({ state: 'failed', reason: 'exit code 1; last lines: CUDA out of memory' });
+    assert.deepEqual(crashed.body, { id, state: 'crashed', moved: true });
     assert.deepEqual(await row(id), {
-      state: 'failed',
+      state: 'crashed',
       reason: 'exit code 1; last lines: CUDA out of memory',
       endpoint: null,
     });
+    const viewer = bearer(await stack.token({ name: `viewer-${tag}`, role: 'viewer' }));
+    const shown = await stack.call('GET', `/api/v1/replicas?model=${model}&state=crashed`, undefined, viewer);
+    assert.deepEqual(
+      shown.body.map((r: { id: string; reason: string }) => [r.id, r.reason]),
+      [[id, 'exit code 1; last lines: CUDA out of memory']],
+    );
+    const decisions = await stack.call('GET', `/api/v1/models/${model}/decisions?limit=1`, undefined, viewer);
+    assert.equal(
+      decisions.body[0].reason,
+      `replica ${id} crashed on node ${node} after serving: exit code 1; last lines: CUDA out of memory`,
+    );
+    assert.equal(decisions.body[0].action, 'crashed');
+
+    // One that never served: a failed start.
+    await replica(`${model}-failing`, 'starting');
+    const failed = await stack.call(
+      'POST',
+      `/api/v1/nodes/${node}/replicas/${model}-failing/report`,
+      { state: 'failed', reason: 'failed to load model' },
+      agent,
+    );
+    assert.deepEqual(failed.body, { id: `${model}-failing`, state: 'failed', moved: true });
+    const noted = await stack.call('GET', `/api/v1/models/${model}/decisions?limit=1`, undefined, viewer);
+    assert.equal(
+      noted.body[0].reason,
+      `replica ${model}-failing failed to start on node ${node}: failed to load model`,
+    );
     assertError(
       await stack.call('POST', `/api/v1/nodes/${node}/replicas/nope/report`, { state: 'stopped' }, agent),
       404,
@@ -342,7 +370,7 @@ describe('agents API', () => {
       await stack.sql`select action, reason from decisions where model = ${model} and action = 'lost'`;
     assert.equal(notes.length, 2, JSON.stringify(notes));
     const outcomes = await recentOutcomes(stack.sql, model, 600_000);
-    assert.deepEqual(outcomes.map((o) => o.state).sort(), ['failed', 'ready', 'stopped']);
+    assert.deepEqual(outcomes.map((o) => o.state).sort(), ['crashed', 'failed', 'ready', 'stopped']);
     // Losing again loses nothing twice.
     assert.deepEqual(await loseSilentNodes(stack.sql, 60_000), { nodes: [], models: [] });
     const lost = await nodeGauges(node);
@@ -358,6 +386,14 @@ describe('agents API', () => {
     const back = await stack.call('POST', `/api/v1/nodes/${node}/heartbeat`, undefined, agent);
     assert.deepEqual(back.body, { name: node, state: 'ready', back: true, wanted: [] });
     assert.equal((await nodeRow(node)).state, 'ready');
+    // Not wanted, their engines are stopped by the agent back: so are their rows, saying so.
+    for (const id of [`${model}-serving`, `${model}-pending`]) {
+      assert.deepEqual(await row(id), {
+        state: 'stopped',
+        reason: `node ${node}'s agent was silent for over 60 s; replaced elsewhere; its agent came back and stopped its engine`,
+        endpoint: null,
+      });
+    }
     const ready = await nodeGauges(node);
     assert.deepEqual(ready.state, {
       ready: 'agent 1',

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Resources } from '../../src/domain/resources.ts';
 import { newId } from '../../src/store/ids.ts';
+import { removeModel } from '../../src/store/models.ts';
 import { assertError } from '../support/assertions.ts';
 import { ctl } from '../support/ctl.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -185,6 +186,13 @@ describe('models API', () => {
     });
     // Without a worker nobody drains it: it stays, marked deleting.
     assert.equal((await detail(model)).body.status, 'deleting');
+    // Once drained (as its reconciler does), removed with its replicas' rows: created again, it has none.
+    await stack.sql`insert into replicas (id, model, profile, node, resources, state)
+      values (${`${model}-1`}, ${model}, 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1 })}, 'stopped'),
+        (${`${model}-2`}, ${model}, 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1 })}, 'failed')`;
+    assert.equal(await removeModel(stack.sql, model), true);
+    assert.equal((await put(model, spec())).status, 201);
+    assert.deepEqual((await stack.call('GET', `/api/v1/replicas?model=${model}`)).body, []);
     assertError(
       await stack.call('DELETE', `/api/v1/models/${name('never')}`),
       404,

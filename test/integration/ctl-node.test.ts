@@ -103,4 +103,22 @@ describe('llmgw ctl node and replicas', () => {
     assert.equal(badState.code, 1);
     assert.match(badState.stderr, /state/);
   });
+
+  it("shows a replica's reason: its first line in the table, whole in JSON", async () => {
+    const reason = 'the engine exited with signal SIGKILL; its log ends:\nloading model\nserving';
+    await stack.sql`insert into replicas (id, model, profile, node, resources, state, reason)
+      values ('chat-crashed', 'chat', 'h100', 'gpu-a-1', ${stack.sql.json({ gpus: 1 })}, 'crashed', ${reason})`;
+    const table = await ctl(stack, 'replicas', '--state', 'crashed');
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(
+      table.stdout,
+      /^ID\s+MODEL\s+PROFILE\s+NODE\s+STATE\s+PROTECTED\s+RESOURCES\s+CREATED_AT\s+REASON\n/,
+    );
+    assert.match(
+      table.stdout,
+      /chat-crashed\s+chat\s+h100\s+gpu-a-1\s+crashed\s.*the engine exited with signal SIGKILL; its log ends:\n$/,
+    );
+    const json = await ctl(stack, 'replicas', '--state', 'crashed', '-o', 'json');
+    assert.equal(JSON.parse(json.stdout)[0].reason, reason);
+  });
 });

@@ -21,7 +21,8 @@ const putModel = (stack: Stack, name: string) =>
   ok(stack, 'PUT', `/api/v1/models/${name}`, {
     min_replicas: 0,
     max_replicas: 3,
-    profiles: [gpuProfile('h100', 1)],
+    // Slots enough for every request of these tests at once: what they check is not the gateway's hold.
+    profiles: [gpuProfile('h100', 1, { default_concurrency: 64 })],
   });
 
 /**
@@ -81,7 +82,8 @@ describe('the gateway when a replica dies mid-stream', () => {
       assert.match(event.error.message, /replica chat-b failed mid-answer/);
       return 'error event';
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A second in: every stream has begun, even on a busy machine, and none has ended (each takes 2 s).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     await engines.get('chat-b')!.stop();
     const seen = await Promise.all(outcomes);
     const count = (what: string) => seen.filter((s) => s === what).length;

@@ -12,7 +12,16 @@ import { stopOwnServices } from '../support/services.ts';
 import { freshStore } from '../support/stack.ts';
 
 const RUNS = Number(process.env.LLMGW_READING_RUNS ?? 40);
-const STATES: ReplicaState[] = ['pending', 'starting', 'ready', 'draining', 'stopped', 'failed', 'lost'];
+const STATES: ReplicaState[] = [
+  'pending',
+  'starting',
+  'ready',
+  'draining',
+  'stopped',
+  'failed',
+  'crashed',
+  'lost',
+];
 
 interface Real {
   sql: Sql;

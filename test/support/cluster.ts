@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ENDED_STATES, type ReplicaState } from '../../src/domain/cluster.ts';
 import { eventually, type Stack } from './stack.ts';
 
 /** Fast clocks so a scale-down window, a drain and a resync take a second or two. */
@@ -34,12 +35,12 @@ export async function ok<T = any>(stack: Stack, method: string, path: string, bo
 
 /** Active replicas of a model (they hold room), by state. */
 export async function activeReplicas(stack: Stack, model: string) {
-  const all = await ok<{ id: string; state: string; node: string; profile: string }[]>(
+  const all = await ok<{ id: string; state: ReplicaState; node: string; profile: string }[]>(
     stack,
     'GET',
     `/api/v1/replicas?model=${model}`,
   );
-  return all.filter((r) => !['stopped', 'failed', 'lost'].includes(r.state));
+  return all.filter((r) => !ENDED_STATES.includes(r.state));
 }
 
 /** Waits until the model has exactly `n` ready replicas and nothing else holding room. */

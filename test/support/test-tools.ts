@@ -15,9 +15,15 @@ export const TEST_TOOLS = {
   },
   guidellm: {
     variable: 'LLMGW_TEST_GUIDELLM',
-    neededBy: ['test/integration/bench-guidellm.test.ts', 'test/integration/agent/supervisor.test.ts'],
+    neededBy: [
+      'test/integration/bench-guidellm.test.ts',
+      'test/integration/agent/supervisor.test.ts',
+      'test/e2e/llama-cpp.test.ts',
+    ],
   },
   chromium: { variable: 'LLMGW_TEST_CHROMIUM', neededBy: ['test/e2e/console.test.ts'] },
+  llamaserver: { variable: 'LLMGW_TEST_LLAMA_SERVER', neededBy: ['test/e2e/llama-cpp.test.ts'] },
+  tinygguf: { variable: 'LLMGW_TEST_TINY_GGUF', neededBy: ['test/e2e/llama-cpp.test.ts'] },
 } as const;
 
 export type TestTool = keyof typeof TEST_TOOLS;

@@ -22,13 +22,16 @@ describe('the tools the tests run besides node', () => {
     const bin = binFolder(join(work, 'bin'), BASICS);
     const run = spawnSync(
       join(bin, 'bash'),
-      [SCRIPT, 'st', 'promtool', 'compose', 'testserver', 'guidellm', 'chromium'],
+      [SCRIPT, 'st', 'promtool', 'compose', 'testserver', 'guidellm', 'chromium', 'llamaserver', 'tinygguf'],
       {
         encoding: 'utf8',
         env: { PATH: bin, HOME: work, XDG_CACHE_HOME: join(work, 'cache') },
       },
     );
-    assert.equal(run.stdout, 'st=\npromtool=\ncompose=\ntestserver=\nguidellm=\nchromium=\n');
+    assert.equal(
+      run.stdout,
+      'st=\npromtool=\ncompose=\ntestserver=\nguidellm=\nchromium=\nllamaserver=\ntinygguf=\n',
+    );
     assert.equal(run.status, 1);
     assert.match(run.stderr, /test-tools: schemathesis needs python3/);
     assert.match(run.stderr, /test-tools: could not install promtool: install /);
@@ -47,6 +50,14 @@ describe('the tools the tests run besides node', () => {
     assert.match(
       run.stderr,
       /test-tools: the console's browser tests need chromium: run "sudo apt-get install -y chromium"/,
+    );
+    assert.match(
+      run.stderr,
+      /test-tools: llama-server is unpacked with pip: install python3 \(with pip\), then rerun/,
+    );
+    assert.match(
+      run.stderr,
+      /test-tools: numpy, gguf and tokenizers needs python3 \(3.9 or newer\) to install/,
     );
   });
 

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { REPLICA_STATES } from '../../domain/cluster.ts';
 import { protection } from '../../policy/guarantee.ts';
 import { buildView } from '../../policy/view.ts';
-import { listReplicas } from '../../store/replicas.ts';
+import { listReplicasShown } from '../../store/replicas.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
 import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -25,6 +25,10 @@ const ReplicaViewSchema = z
       .nullable()
       .openapi({ description: "the engine's base URL, once its driver knows it" }),
     preempted_for: PreemptedForSchema,
+    reason: z.string().nullable().openapi({
+      description:
+        "why it last moved, when it was told: the engine's own words and its log's end for a failed start or a crash, the silence of its node's agent for a lost one, what took its room for a drained one",
+    }),
   })
   .openapi('Replica');
 
@@ -55,7 +59,7 @@ export function replicasRouter(deps: ApiDeps) {
       const filter = c.req.valid('query');
       const [snapshot, replicas, shown] = await Promise.all([
         readSnapshot(deps.sql, now(), deps.policy),
-        listReplicas(deps.sql, filter),
+        listReplicasShown(deps.sql, filter),
         visibility(c),
       ]);
       const protectedBy = protection(buildView(snapshot));

@@ -34,7 +34,8 @@ export function levelLine(level: Level, slo: Slo): string {
   const miss = missReason(level, slo);
   return (
     `concurrency ${level.concurrency}: TTFT p95 ${num(level.ttft_p95_ms)} ms, TPOT p95 ${num(level.tpot_p95_ms)} ms, ` +
-    `${num(level.tok_per_sec, 0)} tokens/s, ${level.requests} requests -> ${miss ? `misses (${miss})` : 'meets the SLO'}`
+    `${num(level.tok_per_sec, 0)} tokens/s, ${level.requests} requests -> ${miss ? `misses (${miss})` : 'meets the SLO'}` +
+    (level.errors?.length ? `; errors: ${level.errors.join('; ')}` : '')
   );
 }
 

@@ -17,7 +17,9 @@ const bench: Command = {
     'fixed number of requests in flight: 1, 2, 4, ... until a level misses the SLO, then bisects between',
     'the last level that met it and the first that missed. Per level it measures TTFT (time to the first',
     'token), TPOT (mean time between the tokens after the first), end-to-end latency and output tokens/s;',
-    'a level meets the SLO when its p95 TTFT and p95 TPOT do and no request failed or timed out.',
+    'a level meets the SLO when its p95 TTFT and p95 TPOT do and no request failed or timed out. A request',
+    'lost on a kept-alive connection the endpoint closed is sent once more on a new connection; requests that',
+    'still cannot reach it are reported apart from failed answers.',
     'Progress goes to stderr, one line per level; the levels and the answer to stdout.',
   ].join('\n'),
   options: {

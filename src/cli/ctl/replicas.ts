@@ -33,7 +33,7 @@ export const REPLICA_COMMANDS: Command[] = [
         );
       ctx.out.show(replicas, () =>
         table(
-          ['ID', 'MODEL', 'PROFILE', 'NODE', 'STATE', 'PROTECTED', 'RESOURCES', 'CREATED_AT'],
+          ['ID', 'MODEL', 'PROFILE', 'NODE', 'STATE', 'PROTECTED', 'RESOURCES', 'CREATED_AT', 'REASON'],
           replicas.map((r) => [
             r.id,
             r.model,
@@ -43,6 +43,8 @@ export const REPLICA_COMMANDS: Command[] = [
             r.protected ? 'yes' : 'no',
             formatResources(r.resources),
             r.created_at,
+            // One line of it: a reason may end with the engine log's last lines.
+            firstLine(r.reason),
           ]),
           'no replicas',
         ),
@@ -66,3 +68,9 @@ export const REPLICA_COMMANDS: Command[] = [
     },
   },
 ];
+
+/** The first line of a reason, cut to fit a table; `ctl replicas -o json` has it whole. */
+function firstLine(reason: string | null): string {
+  const line = (reason ?? '').split('\n')[0];
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}

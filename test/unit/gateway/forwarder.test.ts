@@ -10,6 +10,7 @@ import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
 import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
 import type { Upstream } from '../../../src/gateway/routing-table.ts';
+import { startClosingEngine } from '../../support/closing-engine.ts';
 
 const servers: Server[] = [];
 after(() => {
@@ -54,8 +55,23 @@ async function streamingForever() {
   return streaming;
 }
 
+/** A replica whose answers stream until `release()` ends the oldest; `open` counts those it still has. */
+async function holding(id: string, slots: number) {
+  const answers: ServerResponse[] = [];
+  const replica = { id, endpoint: '', slots, requests: 0, most: 0, release: () => answers.shift()?.end() };
+  const url = await listen((_req, res) => {
+    replica.requests++;
+    answers.push(res);
+    replica.most = Math.max(replica.most, answers.length);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {}\n\n');
+  });
+  replica.endpoint = `${url}/v1`;
+  return replica;
+}
+
 /** A forwarder as the gateway builds it, with its gauge of requests in flight. */
-function setUp() {
+function setUp(replicasNow: (model: string) => readonly Upstream[] = () => []) {
   const reporter = new LoadReporter(
     async () => undefined,
     { everyMs: 60_000, run: async () => {} },
@@ -66,14 +82,14 @@ function setUp() {
     new Registry(),
   );
   const health = new ReplicaHealth(async () => false);
-  const forwarder = new Forwarder(health, reporter, metrics);
+  const forwarder = new Forwarder(health, reporter, metrics, replicasNow);
   const inFlight = async () =>
     (await metrics.registry.getSingleMetric('llmgw_gateway_in_flight')!.get()).values.map((v) => v.value);
   const stop = () => {
     reporter.stop();
     health.stop();
   };
-  return { forwarder, inFlight, stop };
+  return { forwarder, inFlight, stop, metrics, health, reporter };
 }
 
 /**
@@ -137,6 +153,54 @@ describe('Forwarder', () => {
     const again = await post(gateway);
     assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
     assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+
+  it('a request lost on a kept-alive connection the replica closed is sent again on a new one, and the replica stays routable', async () => {
+    const { forwarder, stop, metrics, health } = setUp();
+    const closing = await startClosingEngine();
+    after(() => closing.stop());
+    const gateway = (await gatewayOf(forwarder, [{ id: 'closing', endpoint: `${closing.url}/v1` }])).url;
+    // Back to back, so that each request after the first gets the pooled connection of the one before.
+    for (let i = 0; i < 10; i++) {
+      const answer = await post(gateway);
+      assert.equal(answer.status, 200, await answer.clone().text());
+      assert.match(await answer.text(), /\[DONE\]/);
+    }
+    assert.equal(closing.answered, 10);
+    assert.ok(closing.dropped >= 1, 'the pool reused a connection the replica had closed');
+    assert.ok(health.routable('closing'), 'a closed pooled connection is no failure of the replica');
+    const retries = await metrics.registry
+      .getSingleMetric('llmgw_gateway_stale_connection_retries_total')!
+      .get();
+    assert.equal(retries.values[0]?.value, closing.dropped);
+    stop();
+  });
+
+  it('keeps each replica within its slots and holds the rest, in turn, for the next slot free on any replica', async () => {
+    const a = await holding('a', 1);
+    const b = await holding('b', 2);
+    const { forwarder, stop, reporter } = setUp(() => [a, b]);
+    const gateway = (await gatewayOf(forwarder, [a, b])).url;
+    const answers = Array.from({ length: 5 }, (_, i) =>
+      post(gateway).then(async (answer) => ({ i, text: await answer.text() })),
+    );
+    assert.ok(await eventually(() => a.requests + b.requests === 3), 'three slots, three requests sent');
+    assert.deepEqual([a.requests, b.requests], [1, 2]);
+    // The other two wait in the gateway, counted as waiting in the model's load.
+    assert.deepEqual(forwarder.waitingCounts(), new Map([['m', 2]]));
+    assert.deepEqual(reporter.inFlightCounts().get('m'), 3);
+    a.release();
+    assert.ok(await eventually(() => a.requests === 2), 'the slot freed on a goes to the first waiting');
+    b.release();
+    assert.ok(await eventually(() => b.requests === 3), 'and the next to b');
+    assert.deepEqual(forwarder.waitingCounts(), new Map());
+    for (let i = 0; i < 3; i++) {
+      a.release();
+      b.release();
+    }
+    assert.equal((await Promise.all(answers)).length, 5);
+    assert.deepEqual([a.most, b.most], [1, 2], 'no replica ever had more than its slots');
     stop();
   });
 

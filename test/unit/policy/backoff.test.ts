@@ -3,7 +3,11 @@ import { describe, it } from 'node:test';
 import { BACKOFF_CAP_MS, BACKOFF_FIRST_MS, backedOffUntil } from '../../../src/policy/backoff.ts';
 
 describe('start backoff', () => {
-  const at = (profile: string, state: 'failed' | 'ready' | 'stopped' | 'starting', t: number) => ({
+  const at = (
+    profile: string,
+    state: 'failed' | 'crashed' | 'ready' | 'stopped' | 'starting',
+    t: number,
+  ) => ({
     profile,
     state,
     at: t,
@@ -39,6 +43,31 @@ describe('start backoff', () => {
       name: 'profiles are backed off each on its own',
       outcomes: [at('a', 'failed', 100), at('b', 'stopped', 150)],
       expected: { a: 100 + BACKOFF_FIRST_MS },
+    },
+    {
+      name: 'a crash after serving backs off like a failed start, but does not continue a run of failed starts',
+      outcomes: [at('a', 'failed', 100), at('a', 'failed', 200), at('a', 'crashed', 300)],
+      expected: { a: 300 + BACKOFF_FIRST_MS },
+    },
+    {
+      name: 'crashes in a row double the wait, failed starts between them neither ending nor adding to the run',
+      outcomes: [at('a', 'crashed', 100), at('a', 'failed', 200), at('a', 'crashed', 300)],
+      expected: { a: 300 + 2 * BACKOFF_FIRST_MS },
+    },
+    {
+      name: 'a replica serving since the last crash ends its run',
+      outcomes: [
+        at('a', 'crashed', 100),
+        at('a', 'crashed', 200),
+        at('a', 'ready', 300),
+        at('a', 'crashed', 400),
+      ],
+      expected: { a: 400 + BACKOFF_FIRST_MS },
+    },
+    {
+      name: 'of a run of crashes and one of failed starts, the later end holds',
+      outcomes: [at('a', 'crashed', 100), at('a', 'crashed', 150), at('a', 'failed', 200)],
+      expected: { a: 150 + 2 * BACKOFF_FIRST_MS },
     },
     {
       name: 'the wait is capped',

@@ -102,7 +102,7 @@ describe('chooseProfile: the profile, node or reclaim of the next replica', () =
         action: 'place',
         profile: 'cpu-llama',
         node: 'cpu-1',
-        rejected: [{ profile: 'vllm-h100', why: 'backed off for 30 s more after failed starts' }],
+        rejected: [{ profile: 'vllm-h100', why: 'backed off for 30 s more after failed starts or crashes' }],
       },
     },
     'a backoff that has run out is tried again': {
@@ -130,7 +130,7 @@ describe('chooseProfile: the profile, node or reclaim of the next replica', () =
           { code: 'unmeasured', profile: 'cpu-llama' },
         ],
         rejected: [
-          { profile: 'vllm-h100', why: 'backed off for 1 s more after failed starts' },
+          { profile: 'vllm-h100', why: 'backed off for 1 s more after failed starts or crashes' },
           { profile: 'cpu-llama', why: 'not measured, so it adds no known throughput toward the target' },
         ],
       },

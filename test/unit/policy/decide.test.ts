@@ -161,7 +161,7 @@ describe('scaling up', () => {
       pending: undefined,
     });
     assert.deepEqual(d.rejected, [
-      { profile: 'vllm-h100', why: 'backed off for 30 s more after failed starts' },
+      { profile: 'vllm-h100', why: 'backed off for 30 s more after failed starts or crashes' },
     ]);
   });
 

@@ -28,7 +28,7 @@ export function agentHandlers(deps: ApiDeps) {
     const moved = await applyReplicaReport(sql, name, id, c.req.valid('json'));
     if (!moved) throw new NotFound(`node ${name} holds no replica "${id}"`);
     if (moved.moved) {
-      const freed = moved.state === 'failed' || moved.state === 'stopped';
+      const freed = moved.state === 'failed' || moved.state === 'crashed' || moved.state === 'stopped';
       await reconcilers.tell(
         [moved.model, ...(freed ? await modelsWaitingOn(sql, name) : [])],
         'replicaChanged',
