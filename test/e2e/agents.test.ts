@@ -159,7 +159,7 @@ describe('llmgw agents run real engines', () => {
     await Promise.all(streams);
     const [report] =
       await stack.sql`select source from load_reports where model = 'sim-chat' and source like 'replica:%' limit 1`;
-    assert.match(report.source, /^replica:sim-chat-/);
+    assert.match(report.source, /^replica:r-[0-9a-f]{16}$/);
     const down = await decisionSaying(stack, 'sim-chat', /scale down/, 60_000);
     assert.equal(down.action, 'remove');
     const drained = (

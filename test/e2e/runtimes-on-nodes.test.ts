@@ -5,7 +5,7 @@
 // (--engine-user nobody); the engine's environment holds none of the agent's secrets, and it cannot
 // read the agent's own (/proc/<agent>/environ), which holds the agent's token.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +13,29 @@ import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent }
 import { FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
-const LLMGW_BIN = join(import.meta.dirname, '..', '..', 'bin', 'llmgw.mjs');
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/**
+ * The sim engine as one script that user nobody can run: a clone made by root in a folder closed to
+ * others (mktemp -d) is out of nobody's reach, so the engine is bundled into a folder of its own.
+ */
+async function engineNobodyRuns(): Promise<{ folder: string; script: string }> {
+  const folder = mkdtempSync(join(tmpdir(), 'llmgw-engine-'));
+  chmodSync(folder, 0o755);
+  const { simEngineBundle } = await import('../../bin/sim-engine-bundle.mjs');
+  const bundle: string | null = simEngineBundle({ root: ROOT, cacheDir: folder });
+  assert.ok(bundle, 'the sim engine bundles (esbuild)');
+  const script = join(folder, 'run-sim-engine.cjs');
+  writeFileSync(
+    script,
+    `require(${JSON.stringify(bundle)}).runSimEngine(process.argv.slice(2)).catch((error) => {
+  console.error(String(error));
+  process.exit(1);
+});\n`,
+  );
+  for (const file of [bundle!, script]) chmodSync(file, 0o644);
+  return { folder, script };
+}
 const NOBODY = 65534;
 
 describe('tenants run nothing of their own on nodes: runtimes run as an unprivileged user', () => {
@@ -23,6 +45,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
   let agent: AgentProcess;
   let agentToken: string;
   let operator: Record<string, string>;
+  let simEngine: { folder: string; script: string };
   const marker = () => join(work, 'pwned');
 
   before(async () => {
@@ -32,6 +55,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
       'this test runs the agent as root, with --engine-user nobody: run it as root',
     );
     work = mkdtempSync(join(tmpdir(), 'llmgw-runtimes-'));
+    simEngine = await engineNobodyRuns();
     home = join(work, 'agent');
     mkdirSync(join(home, 'secrets'), { recursive: true });
     stack = await startStack({ worker: true, env: { ...FAST, LLMGW_NODE_LOST_S: '10' } });
@@ -59,6 +83,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
     if (home) killEngines(home);
     await stack?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
+    if (simEngine) rmSync(simEngine.folder, { recursive: true, force: true });
   });
 
   it("refuses the operator's models that would run its own command, flags, path or variables on the node", async () => {
@@ -107,8 +132,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
         '-c',
         probe,
         process.execPath,
-        LLMGW_BIN,
-        'sim-engine',
+        simEngine.script,
         '--port',
         '{port}',
         '--model',
@@ -162,7 +186,7 @@ describe('tenants run nothing of their own on nodes: runtimes run as an unprivil
     assert.match(log, new RegExp(`^engine uid: ${NOBODY}$`, 'm'));
     assert.match(log, /^engine sees LLMGW variables: 0$/m);
     assert.ok(!log.includes(agentToken));
-    assert.match(log, /sim-engine --port \d+ --model probed --replica \S+ --max-batch 4$/m);
+    assert.match(log, /run-sim-engine\.cjs --port \d+ --model probed --replica \S+ --max-batch 4$/m);
 
     const [{ endpoint }] = await stack.sql`select endpoint from replicas where id = ${replica.id}`;
     const models = await (await fetch(`${endpoint}/models`)).json();

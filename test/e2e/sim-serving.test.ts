@@ -52,6 +52,6 @@ describe('simulated replicas serve an engine and report their own load', () => {
     );
     const [report] = await stack.sql<{ source: string }[]>`
       select source from load_reports where model = 'served' order by source limit 1`;
-    assert.match(report.source, /^replica:served-/);
+    assert.match(report.source, /^replica:r-[0-9a-f]{16}$/);
   });
 });

@@ -272,6 +272,7 @@ describe('cluster API', () => {
         protected: true,
         created_at: byId.c1.created_at,
         endpoint: null,
+        reason: null,
       });
       assert.match(byId.c1.created_at, /^2024-01-01T00:00:\d\d\.000Z$/);
       assert.equal(byId.c2.protected, true);

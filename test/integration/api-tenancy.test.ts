@@ -334,7 +334,7 @@ describe('tenancy API', () => {
           id: ml.id,
           name: 'ml',
           path: 'Treetop/ml',
-          quota: { guarantee: { gpus: 2 }, limit: { gpus: 4 } },
+          quota: { guarantee: { gpus: 2 }, limit: { gpus: 4 }, priority: 0 },
           holds: zero,
           borrowed: zero,
           children: [
