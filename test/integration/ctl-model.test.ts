@@ -106,7 +106,15 @@ describe('llmgw ctl model, against a running reconciler', () => {
     assert.ok(parsed[0].reason.length > 0);
     const replicas = await ctl(stack, 'replicas', '--model', 'ctlm-chat');
     assert.equal(replicas.code, 0, replicas.stderr);
-    assert.match(replicas.stdout, /^\S+\s+ctlm-chat\s+h100\s+gpu-1\s+ready\s+no\s+gpus=1,cores=8\s+\S+$/m);
+    assert.match(
+      replicas.stdout,
+      /^ID\s+MODEL\s+PROFILE\s+NODE\s+STATE\s+PROTECTED\s+RESOURCES\s+CREATED_AT\s+REASON\n/,
+    );
+    // The reason column says why the replica is there (its placement) or why it ended.
+    assert.match(
+      replicas.stdout,
+      /^\S+\s+ctlm-chat\s+h100\s+gpu-1\s+ready\s+no\s+gpus=1,cores=8\s+\S+\s+scale up: .+$/m,
+    );
     const table = await ctl(stack, 'model', 'decisions', 'ctlm-chat');
     assert.match(table.stdout, /^AT\s+ACTION\s+PROFILE\s+NODE\s+REASON\n/);
   });
