@@ -5,7 +5,7 @@ import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
 import { rejectionOf } from './choose-profile.ts';
-import { compareClaims, compareInOrder, type Ranked, ranked } from './claim-order.ts';
+import { compareInOrder, type Ranked, ranked } from './claim-order.ts';
 import { nextClaim } from './claims.ts';
 import { holdsOf } from './holdings.ts';
 import { loadOf } from './load.ts';
@@ -27,13 +27,14 @@ interface Waiting {
 }
 
 /**
- * The places this file compares claims (positive when a is stronger), as claim-order.ts does: where the
- * two models' owner chains part (priority nests). `claimOrder` decides who is waited for; lists sort by
- * `sortOrder`, the total order that agrees with it.
+ * How this file compares claims (positive when a is stronger): claim-order.ts's total order, which
+ * agrees with compareClaims wherever that finds one stronger. Who is waited for follows the total
+ * order, not compareClaims itself: across scopes the nests leave a claim tied with two others of
+ * which one outranks the other, so a replica that waited for none of its ties could take the room the
+ * stronger of them then preempted the weaker for (the property tests found it).
  */
 type Claimed = Pick<Waiting, 'ranked'>;
-const claimOrder = (a: Claimed, b: Claimed): number => compareClaims(a.ranked, b.ranked);
-const sortOrder = (a: Claimed, b: Claimed): number => compareInOrder(a.ranked, b.ranked);
+const claimOrder = (a: Claimed, b: Claimed): number => compareInOrder(a.ranked, b.ranked);
 
 /**
  * Whether a new replica of `profile` for `model`, of claim `claim`, leaves the room of a limit to
@@ -105,7 +106,7 @@ function waitingUnder(view: View, scope: ScopeKey): readonly Waiting[] {
       const asks = asksOf(view, model);
       if (asks.length > 0 && usesAnyOf(asks[0].need, limit)) waiting.push(...asks);
     }
-    waiting.sort((a, b) => sortOrder(b, a));
+    waiting.sort((a, b) => claimOrder(b, a));
     known.set(scope, waiting);
   }
   return waiting;
