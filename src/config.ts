@@ -9,6 +9,7 @@ import {
   STRONG_SECRET_GUESSES_LOG10,
 } from './api/auth/secrets.ts';
 import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
+import { type KubernetesConfig, kubernetesConfig } from './cluster/kubernetes/config.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 import { secretFromEnv } from './secret-file.ts';
 
@@ -59,6 +60,8 @@ export interface Config {
   gateway: GatewayConfig;
   taskQueue: string;
   policy: PolicySettings;
+  /** The Kubernetes cluster whose nodes the worker keeps and runs pods on (LLMGW_KUBERNETES); null: none. */
+  kubernetes: KubernetesConfig | null;
 }
 
 export interface GatewayConfig {
@@ -230,6 +233,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       instance: gatewayInstance(env.LLMGW_GATEWAY_INSTANCE),
     },
     taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
+    kubernetes: kubernetes(env),
     policy: {
       ...DEFAULT_POLICY_SETTINGS,
       scaleDownWindowMs: number(env, 'LLMGW_SCALE_DOWN_WINDOW_S', 120) * 1000,
@@ -237,4 +241,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loadSourcesMax: number(env, 'LLMGW_LOAD_SOURCES_MAX', 64, { integer: true, min: 1 }),
     },
   };
+}
+
+function kubernetes(env: NodeJS.ProcessEnv): KubernetesConfig | null {
+  try {
+    return kubernetesConfig(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }

@@ -226,12 +226,25 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Records what came of a start or a drain on an agent's node (workflows/replica-on-node.ts), as an
-     * agent's report through the API would, and tells the reconcilers it concerns. Idempotent.
+     * Records what came of a start or a drain on an agent's node (workflows/replica-on-node.ts) or a
+     * Kubernetes node (workflows/replica-on-kubernetes.ts), as an agent's report through the API would,
+     * and tells the reconcilers it concerns. Idempotent.
      */
-    async settleReplica(input: { replicaId: string; node: string; report: ReplicaReport }) {
+    async settleReplica(input: {
+      replicaId: string;
+      node: string;
+      report: ReplicaReport;
+      /** A Kubernetes replica's pod IP (workflows/replica-on-kubernetes.ts): where it serves. */
+      podAddress?: string;
+    }) {
       await guarded(async () => {
-        const settled = await applyReplicaReport(sql, input.node, input.replicaId, input.report);
+        const settled = await applyReplicaReport(
+          sql,
+          input.node,
+          input.replicaId,
+          input.report,
+          input.podAddress,
+        );
         if (settled?.moved) await deps.onReplicaSettled?.(settled.model, input.node, settled.state);
       });
     },

@@ -7,6 +7,10 @@ import { PolicyCache } from '../activities/policy-cache.ts';
 import { temporalAuth } from '../api/auth/temporal-credentials.ts';
 import { AgentDriver } from '../cluster/agent-driver.ts';
 import { DriverByNode } from '../cluster/driver-by-node.ts';
+import { kubernetesClients } from '../cluster/kubernetes/client.ts';
+import { KubernetesDriver } from '../cluster/kubernetes/driver.ts';
+import { KubernetesSync } from '../cluster/kubernetes/node-sync.ts';
+import { podActivities } from '../cluster/kubernetes/pod-activities.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
@@ -103,6 +107,17 @@ export async function startWorker(options: {
   });
   // The agents' driver starts its workflows through the worker's own connection, so that they can start eagerly.
   const agentClient = new Client({ connection, namespace: config.temporalNamespace });
+  // A Kubernetes cluster (LLMGW_KUBERNETES): its nodes kept by the lease's holder, its pods run by any worker.
+  const kube = config.kubernetes && kubernetesClients(config.kubernetes);
+  const podOptions = config.kubernetes && {
+    namespace: config.kubernetes.namespace,
+    images: config.kubernetes.images,
+    drainGraceS: config.drainGraceMs / 1000,
+  };
+  const kubernetesSync =
+    kube && config.kubernetes
+      ? new KubernetesSync(sql, kube.api, kube.watcher, reconcilers, config.kubernetes, log)
+      : null;
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -110,26 +125,30 @@ export async function startWorker(options: {
     workflowsPath: WORKFLOWS,
     // Each reconciler kept in memory costs about 0.35 MB (bench/idle); one that is not replays at its next pass.
     maxCachedWorkflows: config.workflowCache,
-    activities: metrics.countStoreErrors(
-      createActivities({
-        sql,
-        driver: new DriverByNode(sql, {
-          sim,
-          agent: new AgentDriver(sql, agentClient, { ...config, eagerStart: true }),
+    activities: {
+      ...(kube && podOptions && podActivities(kube.api, podOptions)),
+      ...metrics.countStoreErrors(
+        createActivities({
+          sql,
+          driver: new DriverByNode(sql, {
+            sim,
+            agent: new AgentDriver(sql, agentClient, { ...config, eagerStart: true }),
+            ...(kube && { kubernetes: new KubernetesDriver(sql, agentClient, config) }),
+          }),
+          policyCache,
+          config,
+          // Room freed on an agent's node may be what a reservation there waits for.
+          onReplicaSettled: async (model, node, state) => {
+            const freed = state === 'failed' || state === 'crashed' || state === 'stopped';
+            await reconcilers.tell(
+              [model, ...(freed ? await modelsWaitingOn(sql, node) : [])],
+              'replicaChanged',
+            );
+          },
+          ...metrics.activityHooks,
         }),
-        policyCache,
-        config,
-        // Room freed on an agent's node may be what a reservation there waits for.
-        onReplicaSettled: async (model, node, state) => {
-          const freed = state === 'failed' || state === 'crashed' || state === 'stopped';
-          await reconcilers.tell(
-            [model, ...(freed ? await modelsWaitingOn(sql, node) : [])],
-            'replicaChanged',
-          );
-        },
-        ...metrics.activityHooks,
-      }),
-    ),
+      ),
+    },
   });
   const done = worker.run();
   const name = `worker ${hostname()}:${process.pid}`;
@@ -139,9 +158,10 @@ export async function startWorker(options: {
     run: () => {
       sim.run();
       nodeWatch.run();
+      kubernetesSync?.run().catch((error) => log.warn(`kubernetes: ${String(error)}`));
     },
     stop: async () => {
-      await Promise.all([sim.stop(), nodeWatch.stop()]);
+      await Promise.all([sim.stop(), nodeWatch.stop(), kubernetesSync?.stop()]);
     },
   };
   const simLease = new Lease(

@@ -77,5 +77,5 @@ export class AgentDriver implements ClusterDriver {
   }
 }
 
-/** What an agent needs of a runtime: its definition and name, not who changed it when. */
-const runtimeSpec = ({ updated_by: _by, updated_at: _at, ...spec }: Runtime) => spec;
+/** What an agent (or a pod) needs of a runtime: its definition and name, not who changed it when. */
+export const runtimeSpec = ({ updated_by: _by, updated_at: _at, ...spec }: Runtime) => spec;

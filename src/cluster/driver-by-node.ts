@@ -3,11 +3,14 @@ import type { Sql } from '../store/db.ts';
 import { getNode } from '../store/nodes.ts';
 import type { ClusterDriver } from './driver.ts';
 
-/** Hands each replica to the driver its node names: the simulated cluster, or the node's agent. */
+/**
+ * Hands each replica to the driver its node names: the simulated cluster, the node's agent, or the
+ * Kubernetes cluster that has the node (when this worker is given one: LLMGW_KUBERNETES).
+ */
 export class DriverByNode implements ClusterDriver {
   constructor(
     private readonly sql: Sql,
-    private readonly drivers: { sim: ClusterDriver; agent: ClusterDriver },
+    private readonly drivers: { sim: ClusterDriver; agent: ClusterDriver; kubernetes?: ClusterDriver },
   ) {}
 
   async start(replica: Replica): Promise<void> {
@@ -20,6 +23,12 @@ export class DriverByNode implements ClusterDriver {
 
   private async driverOf(replica: Replica): Promise<ClusterDriver> {
     const node = await getNode(this.sql, replica.node);
-    return this.drivers[node?.driver ?? 'sim'];
+    const driver = this.drivers[node?.driver ?? 'sim'];
+    if (!driver) {
+      throw new Error(
+        `node ${replica.node} is a Kubernetes cluster's, and this worker has none (set LLMGW_KUBERNETES)`,
+      );
+    }
+    return driver;
   }
 }

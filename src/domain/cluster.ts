@@ -4,8 +4,11 @@ export const NODE_STATES = ['ready', 'cordoned', 'down', 'lost'] as const;
 /** `lost`: an agent's node whose agent is silent (LLMGW_NODE_LOST_S); it is ready again once it heartbeats. */
 export type NodeState = (typeof NODE_STATES)[number];
 
-/** What runs a node's replicas: the simulated cluster, or an `llmgw agent` on the machine. */
-export const NODE_DRIVERS = ['sim', 'agent'] as const;
+/**
+ * What runs a node's replicas: the simulated cluster, an `llmgw agent` on the machine, or a Kubernetes
+ * cluster (its pods; src/cluster/kubernetes).
+ */
+export const NODE_DRIVERS = ['sim', 'agent', 'kubernetes'] as const;
 export type NodeDriver = (typeof NODE_DRIVERS)[number];
 
 export interface ClusterNode {

@@ -44,7 +44,8 @@ export async function heartbeat(
 }
 
 /**
- * Marks lost the agents' nodes silent for longer than `silentMs` (ready or cordoned ones: a node taken
+ * Marks lost the agents' nodes silent for longer than `silentMs`, and the Kubernetes nodes not Ready
+ * for as long (their heartbeat_at is when they last were: store/kubernetes-nodes.ts) (ready or cordoned ones: a node taken
  * down is no one's to lose), and every replica that held room on a lost node, each with a note in its
  * model's history. Returns the models whose replicas were lost: their reconcilers replace them.
  */
@@ -55,13 +56,14 @@ export async function loseSilentNodes(
   return transaction(sql, async (tx) => {
     const nodes = await tx<{ name: string }[]>`
       update nodes set state = 'lost', lost_from = state
-      where driver = 'agent' and state in ('ready', 'cordoned')
+      where driver in ('agent', 'kubernetes') and state in ('ready', 'cordoned')
         and heartbeat_at < now() - ${silentMs} * interval '1 millisecond'
       returning name`;
     // Every lost node's, not only the newly lost: a replica reserved there as it was lost is lost too.
     const lost = await tx<{ id: string; model: string; node: string; reason: string }[]>`
       update replicas r set state = 'lost', updated_at = now(),
-        reason = 'node ' || r.node || '''s agent was silent for over ' || ${Math.round(silentMs / 1000)} || ' s; replaced elsewhere'
+        reason = 'node ' || r.node || case when n.driver = 'kubernetes' then ' was not Ready'
+          else '''s agent was silent' end || ' for over ' || ${Math.round(silentMs / 1000)} || ' s; replaced elsewhere'
       from nodes n
       where n.name = r.node and n.state = 'lost' and r.state in ('pending', 'starting', 'ready', 'draining')
       returning r.id, r.model, r.node, r.reason`;

@@ -15,19 +15,22 @@ export type ReplicaReport =
  * failed from starting (a failed start), crashed from ready (its engine ended after serving), and an
  * engine that ends while draining has stopped; stopped from draining. A failure or crash is noted in
  * its model's decisions with its reason. A late or repeated report changes nothing. Returns the
- * replica's model and whether it moved, or null when the node holds no such replica.
+ * replica's model and whether it moved, or null when the node holds no such replica. `podAddress`: a
+ * Kubernetes replica serves at its pod's IP, which the API server said (never an agent), not the node's.
  */
 export async function applyReplicaReport(
   sql: Sql,
   node: string,
   id: string,
   report: ReplicaReport,
+  podAddress?: string,
 ): Promise<{ model: string; moved: boolean; state: ReplicaState } | null> {
   return transaction(sql, async (tx) => {
-    const [row] = await tx<{ model: string; state: ReplicaState; address: string | null }[]>`
+    const [found] = await tx<{ model: string; state: ReplicaState; address: string | null }[]>`
       select r.model, r.state, n.address from replicas r join nodes n on n.name = r.node
       where r.id = ${id} and r.node = ${node} for update of r`;
-    if (!row) return null;
+    if (!found) return null;
+    const row = podAddress ? { ...found, address: podAddress } : found;
     // A node without an address (none of its agent's registrations gave one) serves nowhere.
     const said: ReplicaReport =
       report.state === 'ready' && !row.address

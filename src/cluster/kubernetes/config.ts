@@ -1,0 +1,46 @@
+import { DEFAULT_IMAGES } from './pod.ts';
+
+/** How a worker reaches a Kubernetes cluster and runs replicas there. */
+export interface KubernetesConfig {
+  /** A kubeconfig file, or `in-cluster`: the pod's own ServiceAccount (deploy/). */
+  kubeconfig: string;
+  /** The namespace llmgw's pods run in (the ServiceAccount may create and delete pods there only). */
+  namespace: string;
+  /** The node label that names its GPUs' model (NVIDIA's GPU feature discovery sets this one). */
+  gpuLabel: string;
+  /** The image of each engine kind. */
+  images: Record<string, string>;
+}
+
+/**
+ * The Kubernetes settings of the environment, or null when LLMGW_KUBERNETES is unset (no cluster):
+ *   LLMGW_KUBERNETES            a kubeconfig file's path, or `in-cluster`
+ *   LLMGW_KUBERNETES_NAMESPACE  where replicas' pods run (default: llmgw)
+ *   LLMGW_KUBERNETES_GPU_LABEL  the node label of the GPU model (default: nvidia.com/gpu.product)
+ *   LLMGW_KUBERNETES_IMAGES     kind=image pairs, comma-separated, over the defaults (vllm, sglang, llama.cpp)
+ * Throws a sentence on a malformed value.
+ */
+export function kubernetesConfig(env: NodeJS.ProcessEnv): KubernetesConfig | null {
+  const kubeconfig = env.LLMGW_KUBERNETES?.trim();
+  if (!kubeconfig) return null;
+  const namespace = env.LLMGW_KUBERNETES_NAMESPACE?.trim() || 'llmgw';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+    throw new Error(
+      `LLMGW_KUBERNETES_NAMESPACE "${namespace}" is no Kubernetes namespace name (lowercase letters, digits and -)`,
+    );
+  }
+  const images = { ...DEFAULT_IMAGES };
+  for (const pair of (env.LLMGW_KUBERNETES_IMAGES ?? '').split(',').filter((part) => part.trim())) {
+    const at = pair.indexOf('=');
+    if (at <= 0 || at === pair.length - 1) {
+      throw new Error(`LLMGW_KUBERNETES_IMAGES takes kind=image pairs separated by commas, not "${pair}"`);
+    }
+    images[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return {
+    kubeconfig,
+    namespace,
+    gpuLabel: env.LLMGW_KUBERNETES_GPU_LABEL?.trim() || 'nvidia.com/gpu.product',
+    images,
+  };
+}

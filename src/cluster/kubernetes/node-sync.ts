@@ -1,0 +1,173 @@
+import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Reconcilers } from '../../reconcilers/client.ts';
+import { recordEvent } from '../../store/audit.ts';
+import type { Sql } from '../../store/db.ts';
+import {
+  activeReplicaIds,
+  keepKubernetesNodes,
+  readyKubernetesReplicas,
+} from '../../store/kubernetes-nodes.ts';
+import { applyReplicaReport } from '../../store/replica-reports.ts';
+import { modelsWaitingOn } from '../../store/replicas.ts';
+import { Repeating } from '../repeating.ts';
+import { Informer, type Watcher } from './informer.ts';
+import { podName, REPLICA_LABEL } from './pod.ts';
+import { statusOf } from './pod-activities.ts';
+import { isOurs, nodesInStep } from './room.ts';
+
+/** Who the audit log says deleted an orphan pod. */
+const ACTOR = 'llmgw kubernetes driver';
+
+/**
+ * Keeps llmgw in step with a Kubernetes cluster, run by the one worker that holds the cluster lease
+ * (as the simulated cluster is): an informer on the nodes and one on the pods (all namespaces: the pods
+ * llmgw does not run hold room it must plan around), and every `everyMs`:
+ * - the store's Kubernetes nodes written from them (room.ts), the Ready ones' heartbeats refreshed;
+ * - llmgw's pods whose replica is over or unknown (a worker that died between a replica's end and its
+ *   pod's deletion, a start retried after its replica was lost) deleted, each with an audit entry; the
+ *   others are adopted as they are (a restart finds them by their labels and starts nothing);
+ * - a ready replica whose pod was deleted or ended behind llmgw's back crashed, so it is replaced.
+ */
+export class KubernetesSync {
+  private readonly nodes: Informer<V1Node>;
+  private readonly pods: Informer<V1Pod>;
+  private readonly loop: Repeating;
+  private lastWritten = '';
+  /** Orphans deleted, by pod name: one audit entry each while they terminate. */
+  private readonly deleted = new Set<string>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly api: CoreV1Api,
+    watcher: Watcher,
+    private readonly reconcilers: Reconcilers,
+    private readonly options: { namespace: string; gpuLabel: string; everyMs?: number },
+    private readonly log: Pick<Console, 'warn' | 'info'> = console,
+  ) {
+    this.nodes = new Informer<V1Node>(
+      'nodes',
+      '/api/v1/nodes',
+      () => api.listNode(),
+      watcher,
+      () => {},
+      log,
+    );
+    this.pods = new Informer<V1Pod>(
+      'pods',
+      '/api/v1/pods',
+      () => api.listPodForAllNamespaces(),
+      watcher,
+      () => {},
+      log,
+    );
+    this.loop = new Repeating(
+      () => this.step(),
+      options.everyMs ?? 1000,
+      (error) => log.warn(`kubernetes: keeping in step failed: ${String(error)}`),
+    );
+  }
+
+  /** Lists and starts watching; resolves once both lists are in and the store has the nodes. */
+  async run(): Promise<void> {
+    await Promise.all([this.nodes.start(), this.pods.start()]);
+    await this.step();
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    this.nodes.stop();
+    this.pods.stop();
+    await this.loop.stop();
+  }
+
+  /** One round: nodes, orphans, pods gone. Public for tests, which need not wait for the period. */
+  async step(): Promise<void> {
+    await this.keepNodes();
+    await this.deleteOrphans();
+    await this.crashReplicasWithoutPods();
+  }
+
+  private async keepNodes(): Promise<void> {
+    const nodes = nodesInStep(this.nodes.current(), this.pods.current(), this.options.gpuLabel, new Date());
+    await keepKubernetesNodes(this.sql, nodes);
+    // Room that changed may be what a pending replica waits for; its reconciler is told at once.
+    const written = JSON.stringify(nodes.map(({ readyAt: _at, ...rest }) => rest));
+    if (written === this.lastWritten) return;
+    this.lastWritten = written;
+    const waiting = (await Promise.all(nodes.map((node) => modelsWaitingOn(this.sql, node.name)))).flat();
+    if (waiting.length > 0) await this.reconcilers.tell([...new Set(waiting)], 'replicaChanged');
+  }
+
+  private ours(): V1Pod[] {
+    return this.pods
+      .current()
+      .filter((pod) => pod.metadata?.namespace === this.options.namespace && isOurs(pod));
+  }
+
+  private async deleteOrphans(): Promise<void> {
+    const pods = this.ours().filter((pod) => !pod.metadata?.deletionTimestamp);
+    const ids = pods.map((pod) => pod.metadata?.labels?.[REPLICA_LABEL] ?? '');
+    const wanted = await activeReplicaIds(this.sql, ids);
+    for (const pod of pods) {
+      const name = pod.metadata?.name ?? '';
+      const replica = pod.metadata?.labels?.[REPLICA_LABEL] ?? '';
+      if (wanted.has(replica) || this.deleted.has(name)) continue;
+      try {
+        await this.api.deleteNamespacedPod({
+          name,
+          namespace: this.options.namespace,
+          gracePeriodSeconds: 0,
+        });
+      } catch (error) {
+        if (statusOf(error) !== 404) throw error;
+      }
+      this.deleted.add(name);
+      const why = `its replica ${replica} is ${replica ? 'over or unknown to llmgw' : 'not named'}`;
+      this.log.info(`kubernetes: deleted orphan pod ${this.options.namespace}/${name}: ${why}`);
+      await recordEvent(
+        this.sql,
+        {
+          actor: ACTOR,
+          action: 'kubernetes.orphan-pod.delete',
+          target: `pod ${this.options.namespace}/${name}`,
+        },
+        { replica, node: pod.spec?.nodeName ?? null, why },
+      );
+    }
+    const present = new Set(this.ours().map((pod) => pod.metadata?.name ?? ''));
+    for (const name of this.deleted) if (!present.has(name)) this.deleted.delete(name);
+  }
+
+  private async crashReplicasWithoutPods(): Promise<void> {
+    const byReplica = new Map(
+      this.ours().map((pod) => [pod.metadata?.labels?.[REPLICA_LABEL] ?? '', pod] as const),
+    );
+    for (const replica of await readyKubernetesReplicas(this.sql)) {
+      const pod = byReplica.get(replica.id);
+      const ended = pod && (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded');
+      if (pod && !ended && !pod.metadata?.deletionTimestamp) continue;
+      // The informer may lag its own creation event; the API server has the last word.
+      if (!pod && (await this.podExists(replica.id))) continue;
+      const reason = pod
+        ? ended
+          ? `its pod ended (${pod.status?.phase})`
+          : 'its pod was deleted by someone other than llmgw'
+        : 'its pod is gone';
+      const settled = await applyReplicaReport(this.sql, replica.node, replica.id, {
+        state: 'failed',
+        reason,
+      });
+      if (settled?.moved) await this.reconcilers.tell([replica.model], 'replicaChanged');
+    }
+  }
+
+  private async podExists(replica: string): Promise<boolean> {
+    try {
+      await this.api.readNamespacedPod({ name: podName(replica), namespace: this.options.namespace });
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 404) return false;
+      throw error;
+    }
+  }
+}
