@@ -90,9 +90,6 @@ export function resourcesOf(quantities: Record<string, string>): Resources {
 }
 
 const SUFFIXES: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
   '': 1,
   k: 1e3,
   M: 1e6,
@@ -108,13 +105,17 @@ const SUFFIXES: Record<string, number> = {
   Ei: 2 ** 60,
 };
 
+const FRACTIONS: Record<string, number> = { n: 1e9, u: 1e6, m: 1e3 };
+
 /** A Kubernetes quantity ("500m", "64Gi", "1e3", "8") as a number; throws on what is none. */
 export function parseQuantity(text: string): number {
   const match = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$/.exec(
     text.trim(),
   );
   if (!match) throw new Error(`"${text}" is no Kubernetes quantity`);
-  return Number(match[1]) * SUFFIXES[match[2] ?? ''];
+  // Divided, not multiplied by 0.001: 6129m is 6.129, not 6.129000000000001.
+  const divisor = FRACTIONS[match[2] ?? ''];
+  return divisor ? Number(match[1]) / divisor : Number(match[1]) * SUFFIXES[match[2] ?? ''];
 }
 
 function add(a: Resources, b: Resources): Resources {
