@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { freePort } from '../../src/cli/dev/ports.ts';
 
 const run = promisify(execFile);
@@ -43,6 +43,8 @@ export interface KubernetesCluster {
   caFile: string;
   /** Nodes kwok keeps Ready, each with `gpus` nvidia.com/gpu, 64 cores and 512 GiB. */
   addGpuNodes(names: string[], gpus?: number, labels?: Record<string, string>): Promise<void>;
+  /** Replaces a node's taints. */
+  setTaints(name: string, taints: V1Taint[]): Promise<void>;
   /** Takes a node from kwok (it no longer heartbeats it) and sets its Ready condition False. */
   makeNotReady(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -144,6 +146,13 @@ export async function startKubernetes(): Promise<KubernetesCluster> {
         await until(60_000, `nodes ${names.join(', ')} to be Ready`, async () => {
           const nodes = await api.listNode();
           return names.every((name) => isReady(nodes.items.find((node) => node.metadata?.name === name)));
+        });
+      },
+      async setTaints(name, taints) {
+        await until(10_000, `node ${name}'s taints replaced`, async () => {
+          const node = await api.readNode({ name });
+          await api.replaceNode({ name, body: { ...node, spec: { ...node.spec, taints } } });
+          return true;
         });
       },
       async makeNotReady(name) {

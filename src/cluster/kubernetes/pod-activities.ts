@@ -66,7 +66,7 @@ export function podActivities(api: CoreV1Api, options: PodOptions): PodActivitie
     async deletePod(input: { replica: string; graceS: number }): Promise<void> {
       const name = podName(input.replica);
       try {
-        await api.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.round(input.graceS) });
+        await api.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.ceil(input.graceS) });
       } catch (error) {
         if (statusOf(error) === 404) return;
         throw error;
