@@ -14,7 +14,12 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { statusOf } from '../../src/cluster/kubernetes/pod-activities.ts';
-import { type KubernetesCluster, kubernetesMissing, LLMGW_NAMESPACE, startKubernetes } from '../support/kubernetes.ts';
+import {
+  type KubernetesCluster,
+  kubernetesMissing,
+  LLMGW_NAMESPACE,
+  startKubernetes,
+} from '../support/kubernetes.ts';
 
 const skip = kubernetesMissing();
 const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy', 'kubernetes');
@@ -45,7 +50,12 @@ describe('deploy/kubernetes on a real API server', { skip }, () => {
       await objects.create(object, undefined, 'All');
       applied.push(`${object.kind}/${object.metadata?.name}`);
     }
-    for (const kind of ['Deployment/llmgw-api', 'Deployment/llmgw-worker', 'ClusterRole/llmgw-worker', 'Role/llmgw-worker-pods']) {
+    for (const kind of [
+      'Deployment/llmgw-api',
+      'Deployment/llmgw-worker',
+      'ClusterRole/llmgw-worker',
+      'Role/llmgw-worker-pods',
+    ]) {
       assert.ok(applied.includes(kind), `${kind} was checked`);
     }
   });
@@ -55,7 +65,9 @@ describe('deploy/kubernetes on a real API server', { skip }, () => {
 
     before(async () => {
       const objects = KubernetesObjectApi.makeApiClient(cluster.kube);
-      for (const object of manifests().filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind ?? ''))) {
+      for (const object of manifests().filter((o) =>
+        ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind ?? ''),
+      )) {
         await objects.create(object);
       }
       const token = await cluster.api.createNamespacedServiceAccountToken({
@@ -79,10 +91,17 @@ describe('deploy/kubernetes on a real API server', { skip }, () => {
       await worker.listNamespacedPod({ namespace: LLMGW_NAMESPACE });
       await worker.createNamespacedPod({
         namespace: LLMGW_NAMESPACE,
-        body: { metadata: { name: 'rbac-check' }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+        body: {
+          metadata: { name: 'rbac-check' },
+          spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+        },
       });
       await worker.readNamespacedPod({ name: 'rbac-check', namespace: LLMGW_NAMESPACE });
-      await worker.deleteNamespacedPod({ name: 'rbac-check', namespace: LLMGW_NAMESPACE, gracePeriodSeconds: 0 });
+      await worker.deleteNamespacedPod({
+        name: 'rbac-check',
+        namespace: LLMGW_NAMESPACE,
+        gracePeriodSeconds: 0,
+      });
     });
 
     it('is refused what it does not need', async () => {
@@ -90,23 +109,39 @@ describe('deploy/kubernetes on a real API server', { skip }, () => {
         await assert.rejects(call, (error) => statusOf(error) === 403, `${what} is refused`);
       };
       await refused('a pod in another namespace', () =>
-        worker.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'x' }] } } }),
+        worker.createNamespacedPod({
+          namespace: 'default',
+          body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        }),
       );
-      await refused('deleting a pod elsewhere', () => worker.deleteNamespacedPod({ name: 'x', namespace: 'default' }));
-      await refused('reading a pod elsewhere', () => worker.readNamespacedPod({ name: 'x', namespace: 'default' }));
+      await refused('deleting a pod elsewhere', () =>
+        worker.deleteNamespacedPod({ name: 'x', namespace: 'default' }),
+      );
+      await refused('reading a pod elsewhere', () =>
+        worker.readNamespacedPod({ name: 'x', namespace: 'default' }),
+      );
       await refused('changing a node', () => worker.deleteNode({ name: 'x' }));
       await refused('secrets', () => worker.listNamespacedSecret({ namespace: LLMGW_NAMESPACE }));
-      await refused('services', () => worker.createNamespacedService({ namespace: LLMGW_NAMESPACE, body: { metadata: { name: 'x' }, spec: { ports: [{ port: 1 }] } } }));
+      await refused('services', () =>
+        worker.createNamespacedService({
+          namespace: LLMGW_NAMESPACE,
+          body: { metadata: { name: 'x' }, spec: { ports: [{ port: 1 }] } },
+        }),
+      );
     });
 
-    it('is allowed exactly its verbs, as the API server's access review says', async () => {
+    it("is allowed exactly its verbs, as the API server's access review says", async () => {
       const reviews = cluster.kube.makeApiClient(AuthorizationV1Api);
       const may = async (verb: string, resource: string, namespace?: string, subresource?: string) => {
         const review = await reviews.createSubjectAccessReview({
           body: {
             spec: {
               user: WORKER,
-              groups: ['system:serviceaccounts', `system:serviceaccounts:${LLMGW_NAMESPACE}`, 'system:authenticated'],
+              groups: [
+                'system:serviceaccounts',
+                `system:serviceaccounts:${LLMGW_NAMESPACE}`,
+                'system:authenticated',
+              ],
               resourceAttributes: { verb, resource, namespace, subresource },
             },
           },
@@ -117,7 +152,8 @@ describe('deploy/kubernetes on a real API server', { skip }, () => {
       for (const verb of ['create', 'delete', 'get', 'list', 'watch']) {
         assert.ok(await may(verb, 'pods', LLMGW_NAMESPACE), `pods ${verb} in ${LLMGW_NAMESPACE}`);
       }
-      for (const verb of ['create', 'update', 'patch', 'delete']) assert.equal(await may(verb, 'nodes'), false, `nodes ${verb}`);
+      for (const verb of ['create', 'update', 'patch', 'delete'])
+        assert.equal(await may(verb, 'nodes'), false, `nodes ${verb}`);
       for (const verb of ['create', 'delete', 'get', 'patch']) {
         assert.equal(await may(verb, 'pods', 'default'), false, `pods ${verb} in default`);
       }
