@@ -29,9 +29,10 @@ const ACTOR = 'llmgw kubernetes driver';
  * - a ready replica whose pod was deleted or ended behind llmgw's back crashed, so it is replaced.
  */
 export class KubernetesSync {
-  private readonly nodes: Informer<V1Node>;
-  private readonly pods: Informer<V1Pod>;
+  private nodes: Informer<V1Node>;
+  private pods: Informer<V1Pod>;
   private readonly loop: Repeating;
+  private running = false;
   private lastWritten = '';
   /** Orphans deleted, by pod name: one audit entry each while they terminate. */
   private readonly deleted = new Set<string>();
@@ -39,7 +40,7 @@ export class KubernetesSync {
   constructor(
     private readonly sql: Sql,
     private readonly api: CoreV1Api,
-    watcher: Watcher,
+    private readonly watcher: Watcher,
     private readonly reconcilers: Reconcilers,
     private readonly options: { namespace: string; gpuLabel: string; everyMs?: number },
     private readonly log: Pick<Console, 'warn' | 'info'> = console,
@@ -67,17 +68,47 @@ export class KubernetesSync {
     );
   }
 
-  /** Lists and starts watching; resolves once both lists are in and the store has the nodes. */
+  /**
+   * Lists and starts watching; resolves once both lists are in and the store has the nodes. A holder
+   * that lost the lease and won it again starts from new lists.
+   */
   async run(): Promise<void> {
+    this.running = true;
+    [this.nodes, this.pods] = this.informers();
     await Promise.all([this.nodes.start(), this.pods.start()]);
+    if (!this.running) return;
     await this.step();
-    this.loop.start();
+    if (this.running) this.loop.start();
   }
 
   async stop(): Promise<void> {
+    this.running = false;
     this.nodes.stop();
     this.pods.stop();
     await this.loop.stop();
+  }
+
+  /** Nodes, and pods of every namespace: the pods llmgw does not run hold room it must plan around. */
+  private informers(): [Informer<V1Node>, Informer<V1Pod>] {
+    const { api, watcher, log } = this;
+    return [
+      new Informer<V1Node>(
+        'nodes',
+        '/api/v1/nodes',
+        () => api.listNode(),
+        watcher,
+        () => {},
+        log,
+      ),
+      new Informer<V1Pod>(
+        'pods',
+        '/api/v1/pods',
+        () => api.listPodForAllNamespaces(),
+        watcher,
+        () => {},
+        log,
+      ),
+    ];
   }
 
   /** One round: nodes, orphans, pods gone. Public for tests, which need not wait for the period. */

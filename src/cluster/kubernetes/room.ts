@@ -42,14 +42,16 @@ export function nodesInStep(
     for (const [dimension, value] of Object.entries(allocatable) as [keyof Resources, number][]) {
       capacity[dimension] = round(Math.max(0, value - (held[dimension] ?? 0)));
     }
-    const labels = node.metadata?.labels ?? {};
+    const all = node.metadata?.labels ?? {};
+    // llmgw's node labels are keys of at most 63 characters (the API's schema); longer ones are not kept.
+    const labels = Object.fromEntries(Object.entries(all).filter(([key]) => key.length <= 63));
     const ready = node.status?.conditions?.find((condition) => condition.type === 'Ready');
     const readyAt =
       ready?.status === 'True' ? now : ready?.lastTransitionTime ? new Date(ready.lastTransitionTime) : null;
     return {
       name,
       capacity,
-      gpu_model: labels[gpuLabel] ?? null,
+      gpu_model: all[gpuLabel] ?? null,
       labels,
       cordoned: node.spec?.unschedulable === true,
       ready: ready?.status === 'True',
