@@ -11,6 +11,7 @@ import { kubernetesClients } from '../cluster/kubernetes/client.ts';
 import { KubernetesDriver } from '../cluster/kubernetes/driver.ts';
 import { KubernetesSync } from '../cluster/kubernetes/node-sync.ts';
 import { podActivities } from '../cluster/kubernetes/pod-activities.ts';
+import { PodWatch } from '../cluster/kubernetes/pod-watch.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
@@ -114,6 +115,8 @@ export async function startWorker(options: {
     images: config.kubernetes.images,
     drainGraceS: config.drainGraceMs / 1000,
   };
+  const podWatch =
+    kube && config.kubernetes && new PodWatch(kube.api, kube.watcher, config.kubernetes.namespace, log);
   const kubernetesSync =
     kube && config.kubernetes
       ? new KubernetesSync(sql, kube.api, kube.watcher, reconcilers, config.kubernetes, log)
@@ -126,7 +129,7 @@ export async function startWorker(options: {
     // Each reconciler kept in memory costs about 0.35 MB (bench/idle); one that is not replays at its next pass.
     maxCachedWorkflows: config.workflowCache,
     activities: {
-      ...(kube && podOptions && podActivities(kube.api, podOptions)),
+      ...(kube && podOptions && podWatch && podActivities(kube.api, podWatch, podOptions)),
       ...metrics.countStoreErrors(
         createActivities({
           sql,
@@ -194,6 +197,7 @@ export async function startWorker(options: {
         await simLease.stop();
         worker.shutdown();
         await done.catch(() => {});
+        podWatch?.stop();
         await connection.close();
         await clientConnection.close();
         await metricsServer?.close();

@@ -2,10 +2,12 @@ import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { PodActivities, ReplicaOnKubernetesInput } from '../../domain/kubernetes-work.ts';
 import { ENGINE_PORT, type PodOptions, podFor, podName } from './pod.ts';
+import type { PodWatch } from './pod-watch.ts';
 
-/** How often a start or a deletion under way heartbeats, and looks at its pod. */
+/** How often a start or a deletion under way heartbeats. */
 const HEARTBEAT_EVERY_MS = 5000;
-const LOOK_EVERY_MS = 250;
+/** The longest a wait goes without looking at its pod, should the watch miss a change. */
+const LOOK_AT_LEAST_EVERY_MS = 2000;
 
 /**
  * The activities that run replicas as pods, on the control plane's own task queue (any worker: they
@@ -13,7 +15,7 @@ const LOOK_EVERY_MS = 250;
  * replica's: a retried start creates nothing twice), and waits until it is Ready; deletePod deletes it
  * with the given grace and waits until it is gone. Both heartbeat, as an agent's start does.
  */
-export function podActivities(api: CoreV1Api, options: PodOptions): PodActivities {
+export function podActivities(api: CoreV1Api, watch: PodWatch, options: PodOptions): PodActivities {
   const { namespace } = options;
   const readPod = async (name: string): Promise<V1Pod | null> => {
     try {
@@ -47,7 +49,8 @@ export function podActivities(api: CoreV1Api, options: PodOptions): PodActivitie
       const deadline = Date.now() + input.startTimeoutS * 1000;
       return await whileBeating(async () => {
         for (;;) {
-          const pod = await readPod(name);
+          // The watch's copy, or the API server's word while the watch has not seen the pod (yet).
+          const pod = (await watch.get(name)) ?? (await readPod(name));
           if (!pod) throw ApplicationFailure.nonRetryable(`pod ${name} was deleted as it started`, 'PodGone');
           const outcome = podOutcome(pod);
           if (outcome.state === 'ready') return { address: outcome.address, port: ENGINE_PORT };
@@ -58,7 +61,7 @@ export function podActivities(api: CoreV1Api, options: PodOptions): PodActivitie
               'PodRefused',
             );
           }
-          await delay(LOOK_EVERY_MS);
+          await watch.changed(LOOK_AT_LEAST_EVERY_MS);
         }
       });
     },
@@ -72,7 +75,7 @@ export function podActivities(api: CoreV1Api, options: PodOptions): PodActivitie
         throw error;
       }
       await whileBeating(async () => {
-        while (await readPod(name)) await delay(LOOK_EVERY_MS);
+        while ((await watch.get(name)) ?? (await readPod(name))) await watch.changed(LOOK_AT_LEAST_EVERY_MS);
       });
     },
   };
@@ -162,5 +165,3 @@ function refusal(error: unknown, what: string): unknown {
   }
   return error;
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
