@@ -7,11 +7,7 @@ import { PolicyCache } from '../activities/policy-cache.ts';
 import { temporalAuth } from '../api/auth/temporal-credentials.ts';
 import { AgentDriver } from '../cluster/agent-driver.ts';
 import { DriverByNode } from '../cluster/driver-by-node.ts';
-import { kubernetesClients } from '../cluster/kubernetes/client.ts';
-import { KubernetesDriver } from '../cluster/kubernetes/driver.ts';
-import { KubernetesSync } from '../cluster/kubernetes/node-sync.ts';
-import { podActivities } from '../cluster/kubernetes/pod-activities.ts';
-import { PodWatch } from '../cluster/kubernetes/pod-watch.ts';
+import { kubernetesWorkerParts } from '../cluster/kubernetes/worker-parts.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
@@ -109,18 +105,9 @@ export async function startWorker(options: {
   // The agents' driver starts its workflows through the worker's own connection, so that they can start eagerly.
   const agentClient = new Client({ connection, namespace: config.temporalNamespace });
   // A Kubernetes cluster (LLMGW_KUBERNETES): its nodes kept by the lease's holder, its pods run by any worker.
-  const kube = config.kubernetes && kubernetesClients(config.kubernetes);
-  const podOptions = config.kubernetes && {
-    namespace: config.kubernetes.namespace,
-    images: config.kubernetes.images,
-    drainGraceS: config.drainGraceMs / 1000,
-  };
-  const podWatch =
-    kube && config.kubernetes && new PodWatch(kube.api, kube.watcher, config.kubernetes.namespace, log);
-  const kubernetesSync =
-    kube && config.kubernetes
-      ? new KubernetesSync(sql, kube.api, kube.watcher, reconcilers, config.kubernetes, log)
-      : null;
+  const kubernetes =
+    config.kubernetes &&
+    kubernetesWorkerParts(config.kubernetes, { sql, client: agentClient, reconcilers, config, log });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -129,14 +116,14 @@ export async function startWorker(options: {
     // Each reconciler kept in memory costs about 0.35 MB (bench/idle); one that is not replays at its next pass.
     maxCachedWorkflows: config.workflowCache,
     activities: {
-      ...(kube && podOptions && podWatch && podActivities(kube.api, podWatch, podOptions)),
+      ...kubernetes?.activities,
       ...metrics.countStoreErrors(
         createActivities({
           sql,
           driver: new DriverByNode(sql, {
             sim,
             agent: new AgentDriver(sql, agentClient, { ...config, eagerStart: true }),
-            ...(kube && { kubernetes: new KubernetesDriver(sql, agentClient, config) }),
+            ...(kubernetes && { kubernetes: kubernetes.driver }),
           }),
           policyCache,
           config,
@@ -161,10 +148,10 @@ export async function startWorker(options: {
     run: () => {
       sim.run();
       nodeWatch.run();
-      kubernetesSync?.run().catch((error) => log.warn(`kubernetes: ${String(error)}`));
+      kubernetes?.sync.run().catch((error) => log.warn(`kubernetes: ${String(error)}`));
     },
     stop: async () => {
-      await Promise.all([sim.stop(), nodeWatch.stop(), kubernetesSync?.stop()]);
+      await Promise.all([sim.stop(), nodeWatch.stop(), kubernetes?.sync.stop()]);
     },
   };
   const simLease = new Lease(
@@ -197,7 +184,7 @@ export async function startWorker(options: {
         await simLease.stop();
         worker.shutdown();
         await done.catch(() => {});
-        podWatch?.stop();
+        kubernetes?.stop();
         await connection.close();
         await clientConnection.close();
         await metricsServer?.close();
