@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { type Context, Hono } from 'hono';
-import { type Action, type Identity, may } from '../api/auth/permissions.ts';
+import { type Action, type Identity, may } from '../contracts/permissions.ts';
 import type { Admission } from './admission.ts';
 import { errorBody, REFUSALS, Refusal } from './errors.ts';
 import type { Forwarder } from './forwarder.ts';

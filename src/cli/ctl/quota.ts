@@ -1,4 +1,4 @@
-import type { QuotaPreview } from '../../api/routes/quotas/routes.ts';
+import type { QuotaPreviewAnswer } from '../../contracts/schemas/quotas.ts';
 import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
@@ -130,7 +130,7 @@ const quotaTable = (quotas: QuotaRow[]) =>
 
 const listOr = (items: string[], none: string) => (items.length ? items.join(', ') : none);
 
-function previewText(preview: QuotaPreview): string {
+function previewText(preview: QuotaPreviewAnswer): string {
   return [
     `if set, the quota of ${preview.scope} would:`,
     `  make borrowed:  ${listOr(preview.became_borrowed, 'no replica')}`,
@@ -220,7 +220,7 @@ export const QUOTA_COMMANDS: Command[] = [
     options: QUOTA_OPTIONS,
     examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
     async run(ctx, input) {
-      const { body } = await ctx.api().call<QuotaPreview>('POST', '/quotas/preview', quotaBody(input));
+      const { body } = await ctx.api().call<QuotaPreviewAnswer>('POST', '/quotas/preview', quotaBody(input));
       ctx.out.show(body, () => previewText(body));
     },
   },

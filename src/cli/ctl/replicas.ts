@@ -1,4 +1,4 @@
-import type { ReplicaAnswer } from '../../api/routes/replicas.ts';
+import type { ReplicaAnswer } from '../../contracts/schemas/replicas.ts';
 import { queryString } from './client.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import { permits, visibility } from '../../auth/guard.ts';
+import { permits, visibility } from '../../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { errors, newRouter } from '../../openapi.ts';
