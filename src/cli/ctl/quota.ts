@@ -1,9 +1,10 @@
 import type { QuotaPreviewAnswer } from '../../contracts/schemas/quotas.ts';
 import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
+import type { Resources } from '../../domain/resources.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
-import { formatResources, formatUsage, parseResources, type Resources } from './resources.ts';
+import { formatResourceOption, formatUsage, parseResources } from './resources.ts';
 
 interface QuotaRow {
   scope: string;
@@ -116,8 +117,8 @@ const quotaTable = (quotas: QuotaRow[]) =>
     quotas.map((q) => [
       q.name,
       q.scope,
-      formatResources(q.guarantee),
-      formatResources(q.limit),
+      formatResourceOption(q.guarantee),
+      formatResourceOption(q.limit),
       q.preemption,
       String(q.priority ?? 0),
       formatUsage(q.holds),
@@ -136,7 +137,7 @@ function previewText(preview: QuotaPreviewAnswer): string {
     `  make borrowed:  ${listOr(preview.became_borrowed, 'no replica')}`,
     `  make protected: ${listOr(preview.became_protected, 'no replica')}`,
     `  leave reclaimable: ${listOr(
-      preview.reclaimable.map((r) => `${r.replica} (${r.model}, ${formatResources(r.resources)})`),
+      preview.reclaimable.map((r) => `${r.replica} (${r.model}, ${formatResourceOption(r.resources)})`),
       'no replica',
     )}`,
     `  block: ${listOr(
