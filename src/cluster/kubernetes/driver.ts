@@ -1,7 +1,8 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { DEFAULT_START_TIMEOUT_S } from '../../api/schemas/engine.ts';
+import { DEFAULT_START_TIMEOUT_S } from '../../contracts/schemas/engine.ts';
 import type { Replica } from '../../domain/cluster.ts';
+import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { ReplicaOnKubernetesInput } from '../../domain/kubernetes-work.ts';
 import { replicaOnNodeId } from '../../domain/node-work.ts';
 import type { Sql } from '../../store/db.ts';
@@ -9,7 +10,6 @@ import { getModel } from '../../store/models.ts';
 import { getRuntime } from '../../store/runtimes.ts';
 import type { replicaOnKubernetes } from '../../workflows/replica-on-kubernetes.ts';
 import { runtimeSpec } from '../agent-driver.ts';
-import type { ClusterDriver } from '../driver.ts';
 
 /**
  * Runs the replicas of Kubernetes nodes as pods: each start and each drain is a workflow of its own

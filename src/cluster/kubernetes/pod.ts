@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { engineCommand } from '../../agent/engine-command.ts';
-import type { EngineSpec } from '../../api/schemas/engine.ts';
+import type { EngineSpec } from '../../contracts/schemas/engine.ts';
 import type { Replica } from '../../domain/cluster.ts';
 import type { ReplicaToRun } from '../../domain/node-work.ts';
 import type { Resources } from '../../domain/resources.ts';
