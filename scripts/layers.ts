@@ -105,7 +105,7 @@ export function biomeOverrides(layers: readonly Layer[], files: readonly string[
           ...new Set(
             files.filter((file) => file.startsWith(layer.node)).map((file) => file.split('/').length - 3),
           ),
-        ].sort()
+        ].sort((a, b) => a - b)
       : [0];
     const ours =
       allowed === 'any'
