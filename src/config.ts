@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { type KubernetesConfig, kubernetesConfig } from './cluster/kubernetes/config.ts';
 import {
   estimatedBits,
   guessesLog10,
@@ -9,6 +8,7 @@ import {
   STRONG_SECRET_GUESSES_LOG10,
 } from './contracts/secrets.ts';
 import { MIN_TEMPORAL_KEY_BYTES } from './contracts/temporal-credentials.ts';
+import { type KubernetesConfig, kubernetesConfig } from './domain/kubernetes-config.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 import { secretFromEnv } from './secret-file.ts';
 

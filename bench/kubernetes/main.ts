@@ -58,15 +58,13 @@ async function run(stack: Stack, label: string) {
   let since = new Date();
   for (let i = 0; i < names.length; i += 20) {
     await Promise.all(
-      names
-        .slice(i, i + 20)
-        .map((name) =>
-          stack.call('PUT', `/api/v1/models/${name}`, {
-            min_replicas: 1,
-            max_replicas: 10,
-            profiles: [profile],
-          }),
-        ),
+      names.slice(i, i + 20).map((name) =>
+        stack.call('PUT', `/api/v1/models/${name}`, {
+          min_replicas: 1,
+          max_replicas: 10,
+          profiles: [profile],
+        }),
+      ),
     );
   }
   const ready = async (n: number, what: string) =>

@@ -6,7 +6,6 @@ import { createActivities } from '../activities/index.ts';
 import { PolicyCache } from '../activities/policy-cache.ts';
 import { AgentDriver } from '../cluster/agent-driver.ts';
 import { DriverByNode } from '../cluster/driver-by-node.ts';
-import { kubernetesWorkerParts } from '../cluster/kubernetes/worker-parts.ts';
 import { NodeWatch } from '../cluster/node-watch.ts';
 import { SimServing } from '../cluster/sim/serving.ts';
 import { SimCluster } from '../cluster/sim/sim-cluster.ts';
@@ -25,6 +24,7 @@ import { Lease } from '../store/lease.ts';
 import { listModels } from '../store/models.ts';
 import { modelsWaitingOn } from '../store/replicas.ts';
 import { readQuotaPolicy } from '../store/snapshot.ts';
+import { kubernetesWorkerParts } from './kubernetes-worker.ts';
 import { loadSimCluster } from './sim-cluster.ts';
 
 const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

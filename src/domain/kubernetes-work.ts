@@ -1,6 +1,7 @@
 // What the start or the drain of one replica on a Kubernetes node carries, as the workflow and the pod
 // activities both name it. Types and names only, no I/O (the workflow bundle imports it).
 import type { ReplicaToRun } from './node-work.ts';
+import type { Resources } from './resources.ts';
 
 export interface ReplicaOnKubernetesInput {
   op: 'start' | 'drain';
@@ -20,4 +21,19 @@ export interface PodActivities {
   startPod(input: ReplicaOnKubernetesInput): Promise<{ address: string; port: number }>;
   /** Deletes the replica's pod with this grace period and resolves once it is gone; none is no error. */
   deletePod(input: { replica: string; graceS: number }): Promise<void>;
+}
+
+/** A Kubernetes node as llmgw keeps it. */
+export interface NodeInStep {
+  name: string;
+  /** Allocatable, less what pods llmgw does not run request there. */
+  capacity: Resources;
+  gpu_model: string | null;
+  labels: Record<string, string>;
+  /** spec.unschedulable: cordoned (kubectl cordon), so llmgw places nothing new there either. */
+  cordoned: boolean;
+  /** Its Ready condition is True. */
+  ready: boolean;
+  /** When its Ready condition was last True: now while it is, else when it stopped being (null: never). */
+  readyAt: Date | null;
 }

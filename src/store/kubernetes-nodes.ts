@@ -1,4 +1,4 @@
-import type { NodeInStep } from '../cluster/kubernetes/room.ts';
+import type { NodeInStep } from '../domain/kubernetes-work.ts';
 import { type Sql, transaction } from './db.ts';
 
 /**

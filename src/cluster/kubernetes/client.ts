@@ -1,5 +1,5 @@
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
-import type { KubernetesConfig } from './config.ts';
+import type { KubernetesConfig } from '../../domain/kubernetes-config.ts';
 import type { Watcher } from './informer.ts';
 
 /** The client configuration: the kubeconfig file's current context, or the pod's ServiceAccount. */

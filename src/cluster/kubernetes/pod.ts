@@ -1,5 +1,4 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { engineCommand } from '../../agent/engine-command.ts';
 import type { EngineSpec } from '../../contracts/schemas/engine.ts';
 import type { Replica } from '../../domain/cluster.ts';
 import type { ReplicaToRun } from '../../domain/node-work.ts';
@@ -31,14 +30,18 @@ export interface PodOptions {
   images: Record<string, string>;
   /** The drain grace: the pod's termination grace period. */
   drainGraceS: number;
+  /**
+   * The command line of an engine, as an agent runs it (src/agent/engine-command.ts, given by the
+   * worker: the cluster layer does not reach into the agent's).
+   */
+  engineCommand: EngineCommandOf;
 }
 
-/** The default images by engine kind; LLMGW_KUBERNETES_IMAGES replaces any of them. */
-export const DEFAULT_IMAGES: Record<string, string> = {
-  vllm: 'vllm/vllm-openai:latest',
-  sglang: 'lmsysorg/sglang:latest',
-  'llama.cpp': 'ghcr.io/ggml-org/llama.cpp:server',
-};
+/** An engine's command line for a replica listening on `host`:`port`. */
+export type EngineCommandOf = (
+  engine: EngineSpec,
+  launch: { replica: string; model: string; port: number; host: string; gpus: readonly number[] },
+) => { command: string; args: string[]; env: Record<string, string> };
 
 /** A label value from any text: characters it may not hold become '_', cut to 63, alphanumeric at both ends. */
 export function labelValue(text: string): string {
@@ -129,7 +132,7 @@ function engineContainer(
     };
   }
   const launch = { replica: replica.id, model: replica.model, port: ENGINE_PORT, host: '0.0.0.0', gpus: [] };
-  const command = engineCommand(spec as EngineSpec, launch);
+  const command = options.engineCommand(spec as EngineSpec, launch);
   const { CUDA_VISIBLE_DEVICES: _gpus, ...env } = { ...command.env, ...runtimeEnv };
   return {
     ok: true,

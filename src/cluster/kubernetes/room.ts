@@ -1,21 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { NodeInStep } from '../../domain/kubernetes-work.ts';
 import type { Resources } from '../../domain/resources.ts';
 import { GPU_RESOURCE, MANAGED_BY } from './pod.ts';
-
-/** A Kubernetes node as llmgw keeps it. */
-export interface NodeInStep {
-  name: string;
-  /** Allocatable, less what pods llmgw does not run request there. */
-  capacity: Resources;
-  gpu_model: string | null;
-  labels: Record<string, string>;
-  /** spec.unschedulable: cordoned (kubectl cordon), so llmgw places nothing new there either. */
-  cordoned: boolean;
-  /** Its Ready condition is True. */
-  ready: boolean;
-  /** When its Ready condition was last True: now while it is, else when it stopped being (null: never). */
-  readyAt: Date | null;
-}
 
 /**
  * Each node as llmgw should see it, from the nodes and pods of the cluster: its allocatable GPUs,

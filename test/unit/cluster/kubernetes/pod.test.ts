@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { engineCommand } from '../../../../src/agent/engine-command.ts';
 import { labelValue, PAUSE_IMAGE, podFor } from '../../../../src/cluster/kubernetes/pod.ts';
 import { podOutcome } from '../../../../src/cluster/kubernetes/pod-activities.ts';
 
-const options = { namespace: 'llmgw', images: { vllm: 'vllm/vllm-openai:v0' }, drainGraceS: 30 };
+const options = {
+  namespace: 'llmgw',
+  images: { vllm: 'vllm/vllm-openai:v0' },
+  drainGraceS: 30,
+  engineCommand,
+};
 const replica = {
   id: 'abc',
   model: 'acme/llama 3',

@@ -1,4 +1,12 @@
-import { DEFAULT_IMAGES } from './pod.ts';
+// The Kubernetes settings of the environment (LLMGW_KUBERNETES...): read by src/config.ts, used by
+// src/cluster/kubernetes. Pure: no I/O.
+
+/** The default images by engine kind; LLMGW_KUBERNETES_IMAGES replaces any of them. */
+export const DEFAULT_IMAGES: Record<string, string> = {
+  vllm: 'vllm/vllm-openai:latest',
+  sglang: 'lmsysorg/sglang:latest',
+  'llama.cpp': 'ghcr.io/ggml-org/llama.cpp:server',
+};
 
 /** How a worker reaches a Kubernetes cluster and runs replicas there. */
 export interface KubernetesConfig {

@@ -1,13 +1,14 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../config.ts';
-import type { Reconcilers } from '../../reconcilers/client.ts';
-import type { Sql } from '../../store/db.ts';
-import { kubernetesClients } from './client.ts';
-import type { KubernetesConfig } from './config.ts';
-import { KubernetesDriver } from './driver.ts';
-import { KubernetesSync } from './node-sync.ts';
-import { podActivities } from './pod-activities.ts';
-import { PodWatch } from './pod-watch.ts';
+import { engineCommand } from '../agent/engine-command.ts';
+import { kubernetesClients } from '../cluster/kubernetes/client.ts';
+import { KubernetesDriver } from '../cluster/kubernetes/driver.ts';
+import { KubernetesSync } from '../cluster/kubernetes/node-sync.ts';
+import { podActivities } from '../cluster/kubernetes/pod-activities.ts';
+import { PodWatch } from '../cluster/kubernetes/pod-watch.ts';
+import type { Config } from '../config.ts';
+import type { KubernetesConfig } from '../domain/kubernetes-config.ts';
+import type { Reconcilers } from '../reconcilers/client.ts';
+import type { Sql } from '../store/db.ts';
 
 /**
  * What a worker given a Kubernetes cluster (LLMGW_KUBERNETES) runs: the driver that starts each pod's
@@ -32,6 +33,7 @@ export function kubernetesWorkerParts(
       namespace: kubernetes.namespace,
       images: kubernetes.images,
       drainGraceS: deps.config.drainGraceMs / 1000,
+      engineCommand,
     }),
     sync: new KubernetesSync(deps.sql, api, watcher, deps.reconcilers, kubernetes, deps.log),
     stop: () => watch.stop(),
