@@ -93,7 +93,7 @@ export function podFor(
       },
       spec: {
         restartPolicy: 'Never',
-        terminationGracePeriodSeconds: options.drainGraceS,
+        terminationGracePeriodSeconds: Math.ceil(options.drainGraceS),
         // The engine needs no Kubernetes API: no token mounted in it.
         automountServiceAccountToken: false,
         affinity: {

@@ -61,6 +61,20 @@ describe("a replica's pod", () => {
     assert.ok(!container.env?.some((variable) => variable.name === 'CUDA_VISIBLE_DEVICES'));
   });
 
+  it('has a whole number of seconds of grace, which the API server requires (0.2 s of drain grace: 1)', () => {
+    const made = podFor(
+      replica,
+      { replica: 'abc', model: 'm', profile: { name: 'p', resources: {} } },
+      null,
+      {
+        ...options,
+        drainGraceS: 0.2,
+      },
+    );
+    assert.ok(made.ok);
+    assert.equal(made.pod.spec?.terminationGracePeriodSeconds, 1);
+  });
+
   it('holds its room with a pause container when its profile runs no engine', () => {
     const made = podFor(
       replica,
