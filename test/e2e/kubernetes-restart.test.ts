@@ -116,7 +116,16 @@ describe('a worker killed mid-burst on Kubernetes', { skip }, () => {
         return all.length === wanted && all.every((r) => r.state === 'ready') ? all : undefined;
       },
       180_000,
-    );
+    ).catch(async (error) => {
+      const states = new Map<string, number>();
+      for (const r of await replicas()) states.set(r.state, (states.get(r.state) ?? 0) + 1);
+      const outputs = workers.map(
+        (w, i) => `--- worker ${i}\n${w.output().split('\n').slice(-30).join('\n')}`,
+      );
+      throw new Error(
+        `${String(error)}; replicas by state: ${JSON.stringify([...states])}\n${outputs.join('\n')}`,
+      );
+    });
     for (const name of MODELS)
       assert.equal(settled.filter((r) => r.model === name).length, BURST.replicas, name);
     // Exactly one pod per replica wanted, and none besides.
