@@ -119,6 +119,24 @@ describe('a worker killed mid-burst on Kubernetes', { skip }, () => {
     ).catch(async (error) => {
       const states = new Map<string, number>();
       for (const r of await replicas()) states.set(r.state, (states.get(r.state) ?? 0) + 1);
+      const stuck = (await replicas()).filter((r) => r.state === 'starting');
+      const described = await Promise.all(
+        stuck.map(async (r) => {
+          const start = await stack.temporal.workflow
+            .getHandle(`replica-start:${r.id}`)
+            .describe()
+            .then(
+              (d) =>
+                `${d.status.name} pending ${JSON.stringify(d.raw.pendingActivities?.map((a) => [a.activityType?.name, a.attempt, a.lastFailure?.message]))}`,
+            )
+            .catch((e) => `no workflow (${String(e)})`);
+          const pod = await cluster.api
+            .readNamespacedPod({ name: `llmgw-${r.id}`, namespace: LLMGW_NAMESPACE })
+            .then((p) => `${p.status?.phase} ${JSON.stringify(p.status?.conditions)}`)
+            .catch((e) => `no pod (${String(e).slice(0, 80)})`);
+          return `${r.id}: workflow ${start}; pod ${pod}`;
+        }),
+      );
       const outputs = workers.map(
         (w, i) => `--- worker ${i}\n${w.output().split('\n').slice(-30).join('\n')}`,
       );
