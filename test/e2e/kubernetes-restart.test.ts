@@ -141,7 +141,7 @@ describe('a worker killed mid-burst on Kubernetes', { skip }, () => {
         (w, i) => `--- worker ${i}\n${w.output().split('\n').slice(-30).join('\n')}`,
       );
       throw new Error(
-        `${String(error)}; replicas by state: ${JSON.stringify([...states])}\n${outputs.join('\n')}`,
+        `${String(error)}; replicas by state: ${JSON.stringify([...states])}\n${described.join('\n')}\n${outputs.join('\n')}`,
       );
     });
     for (const name of MODELS)
