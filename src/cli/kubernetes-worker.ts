@@ -27,15 +27,16 @@ export function kubernetesWorkerParts(
 ) {
   const { api, watcher } = kubernetesClients(kubernetes);
   const watch = new PodWatch(api, watcher, kubernetes.namespace, deps.log);
+  const driver = new KubernetesDriver(deps.sql, deps.client, deps.config);
   return {
-    driver: new KubernetesDriver(deps.sql, deps.client, deps.config),
+    driver,
     activities: podActivities(api, watch, {
       namespace: kubernetes.namespace,
       images: kubernetes.images,
       drainGraceS: deps.config.drainGraceMs / 1000,
       engineCommand,
     }),
-    sync: new KubernetesSync(deps.sql, api, watcher, deps.reconcilers, kubernetes, deps.log),
+    sync: new KubernetesSync(deps.sql, api, watcher, deps.reconcilers, driver, kubernetes, deps.log),
     stop: () => watch.stop(),
   };
 }

@@ -45,3 +45,12 @@ export async function readyKubernetesReplicas(
     select r.id, r.node, r.model from replicas r join nodes n on n.name = r.node
     where n.driver = 'kubernetes' and r.state = 'ready'`;
 }
+
+/** Replicas of Kubernetes nodes starting for longer than `ms`: each should have its pod by then. */
+export async function slowKubernetesStarts(sql: Sql, ms: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select r.id from replicas r join nodes n on n.name = r.node
+    where n.driver = 'kubernetes' and r.state = 'starting'
+      and r.updated_at < now() - ${ms} * interval '1 millisecond'`;
+  return rows.map((row) => row.id);
+}

@@ -1,4 +1,5 @@
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
 import { recordEvent } from '../../store/audit.ts';
 import type { Sql } from '../../store/db.ts';
@@ -6,14 +7,18 @@ import {
   activeReplicaIds,
   keepKubernetesNodes,
   readyKubernetesReplicas,
+  slowKubernetesStarts,
 } from '../../store/kubernetes-nodes.ts';
 import { applyReplicaReport } from '../../store/replica-reports.ts';
-import { modelsWaitingOn } from '../../store/replicas.ts';
+import { getReplica, modelsWaitingOn } from '../../store/replicas.ts';
 import { Repeating } from '../repeating.ts';
 import { Informer, type Watcher } from './informer.ts';
 import { podName, REPLICA_LABEL } from './pod.ts';
 import { statusOf } from './pod-activities.ts';
 import { isOurs, nodesInStep } from './room.ts';
+
+/** A start with no pod after this long is handed to the driver again. */
+const SLOW_START_MS = 10_000;
 
 /** Who the audit log says deleted an orphan pod. */
 const ACTOR = 'llmgw kubernetes driver';
@@ -26,7 +31,10 @@ const ACTOR = 'llmgw kubernetes driver';
  * - llmgw's pods whose replica is over or unknown (a worker that died between a replica's end and its
  *   pod's deletion, a start retried after its replica was lost) deleted, each with an audit entry; the
  *   others are adopted as they are (a restart finds them by their labels and starts nothing);
- * - a ready replica whose pod was deleted or ended behind llmgw's back crashed, so it is replaced.
+ * - a ready replica whose pod was deleted or ended behind llmgw's back crashed, so it is replaced;
+ * - a replica starting for some seconds without a pod handed to the driver again: a worker killed
+ *   between admitting its start and starting its workflow left it so (the start is idempotent: a
+ *   workflow under way is not started twice).
  */
 export class KubernetesSync {
   private nodes: Informer<V1Node>;
@@ -42,6 +50,7 @@ export class KubernetesSync {
     private readonly api: CoreV1Api,
     private readonly watcher: Watcher,
     private readonly reconcilers: Reconcilers,
+    private readonly driver: ClusterDriver,
     private readonly options: { namespace: string; gpuLabel: string; everyMs?: number },
     private readonly log: Pick<Console, 'warn' | 'info'> = console,
   ) {
@@ -116,6 +125,7 @@ export class KubernetesSync {
     await this.keepNodes();
     await this.deleteOrphans();
     await this.crashReplicasWithoutPods();
+    await this.startAgainWithoutPods();
   }
 
   private async keepNodes(): Promise<void> {
@@ -189,6 +199,15 @@ export class KubernetesSync {
         reason,
       });
       if (settled?.moved) await this.reconcilers.tell([replica.model], 'replicaChanged');
+    }
+  }
+
+  private async startAgainWithoutPods(): Promise<void> {
+    const ours = new Set(this.ours().map((pod) => pod.metadata?.labels?.[REPLICA_LABEL] ?? ''));
+    for (const id of await slowKubernetesStarts(this.sql, SLOW_START_MS)) {
+      if (ours.has(id)) continue;
+      const replica = await getReplica(this.sql, id);
+      if (replica?.state === 'starting') await this.driver.start(replica);
     }
   }
 
