@@ -1,3 +1,4 @@
+import type { GrowthMemory } from './snapshot.ts';
 import type { Dimension, Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 
@@ -136,5 +137,5 @@ export interface Decision {
   rejected: ProfileRejection[];
   inputs: DecisionInputs;
   /** The model's memory after this decision. */
-  memory: { scaleDownSince: number | null };
+  memory: { scaleDownSince: number | null; scaleDownPeak?: number; growth?: GrowthMemory };
 }

@@ -14,6 +14,13 @@ export interface PolicySettings {
   loadSourcesMax: number;
   /** Concurrency of a profile that is neither measured nor declares one. */
   defaultConcurrency: number;
+  /**
+   * A model's start delay until one of its replicas has been seen to become ready (policy/load-growth.ts):
+   * the time within which a burst must be met by replicas that already run.
+   */
+  startDelayMs: number;
+  /** How long a burst a model showed keeps spare room for it, decaying to none (policy/load-growth.ts). */
+  burstMemoryMs: number;
 }
 
 export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
@@ -21,6 +28,8 @@ export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
   loadStaleMs: 60_000,
   loadSourcesMax: 64,
   defaultConcurrency: 8,
+  startDelayMs: 60_000,
+  burstMemoryMs: 3_600_000,
 };
 
 /**
@@ -55,6 +64,25 @@ export interface ModelMemory {
   scaleDownSince: number | null;
   /** Profiles backed off after failed starts or crashes: profile name -> until when (ms since epoch). */
   backedOffUntil: Record<string, number>;
+  /** The highest load seen since `scaleDownSince` (policy/load-growth.ts): what a fall is judged on. */
+  scaleDownPeak?: number;
+  /** The model's recent load growth and observed start delay (policy/load-growth.ts); absent: none seen. */
+  growth?: GrowthMemory;
+}
+
+/**
+ * What a model's reconciler learns from its own load, pass after pass (policy/load-growth.ts). Small and
+ * bounded: it travels in the workflow's state.
+ */
+export interface GrowthMemory {
+  /** Loads seen within the last start delay, [at, in flight], each lower than every later one. */
+  lows: [number, number][];
+  /** The rises seen in the memory's span: at, by how much the load grew within one start delay, to what. */
+  rises: { at: number; growth: number; top: number; withinMs: number }[];
+  /** Replicas seen pending or starting by the last pass: id -> created_at (their time to ready is observed). */
+  settling: Record<string, number>;
+  /** The last time to ready observed for one of its replicas (ms). */
+  readyMs?: number;
 }
 
 export const EMPTY_MEMORY: ModelMemory = { scaleDownSince: null, backedOffUntil: {} };

@@ -15,7 +15,9 @@ import {
 } from './explain.ts';
 import { yieldsTo } from './fairness.ts';
 import { holdsOf } from './holdings.ts';
+import { overLimitDimensions } from './limits.ts';
 import { type LoadReading, loadOf } from './load.ts';
+import { burstHeadroom, hasBursts, headroomSentence, observeLoad, startDelayOf } from './load-growth.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
 import { preemptedFor } from './preempt.ts';
 import { formatNumber } from './resources.ts';
@@ -46,11 +48,18 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   if (!model) return unknownModel(modelName);
   const figures = modelFigures(view, model);
   const load = loadOf(view, model.name);
+  const growth = observeLoad(
+    memory.growth,
+    view.now,
+    load.inFlight,
+    view.replicasOfModel(model.name),
+    view.settings,
+  );
   const common: Common = {
     model: model.name,
     rejected: [],
     inputs: decisionInputs(view, model, figures, load),
-    memory: { scaleDownSince: null },
+    memory: { scaleDownSince: null, scaleDownPeak: undefined, growth },
   };
   const order = removalOrder(view, model, figures);
   const n = figures.serving.length;
@@ -64,6 +73,16 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
     return { ...common, action: 'none', reason: `steady: ${load.why}; ${serving(figures)}` };
   }
   return scaleDown(view, model, figures, load.inFlight, memory, order, common);
+}
+
+/**
+ * The scale-down window of the model: the configured one, shortened to its start delay once it has
+ * shown bursts. Its kept headroom covers a burst that comes back within one start delay, and a later
+ * one is met by replicas started then, so waiting longer protects nothing the headroom does not.
+ */
+export function scaleDownWindow(view: View, growth: ModelMemory['growth']): number {
+  const configured = view.settings.scaleDownWindowMs;
+  return hasBursts(growth) ? Math.min(configured, startDelayOf(growth, view.settings)) : configured;
 }
 
 const serving = (figures: ModelFigures) =>
@@ -124,7 +143,12 @@ function addReplica(
   };
 }
 
-/** Down: one replica once the scale-down condition has held for the window; the window is kept in memory. */
+/**
+ * Down: one replica once the scale-down condition has held for the window; the window is kept in memory.
+ * The rest must also keep the headroom for the model's bursts (load-growth.ts), and the 70% rule is
+ * judged on the highest load seen during the window, so that a bursty model may shed several replicas
+ * in one pass (burst.ts) without shedding what the window's own peak needed.
+ */
 function scaleDown(
   view: View,
   model: Model,
@@ -146,23 +170,48 @@ function scaleDown(
     const settling = `${replicas(figures.settling.length)} pending or starting`;
     return { ...common, action: 'none', reason: `${steady}; no scale-down while ${settling}` };
   }
-  const candidate = removable(model, figures, load, order);
-  if (!candidate) return { ...common, action: 'none', reason: steady };
+  const growth = common.memory.growth;
+  // A scope over its limit keeps no headroom: spare room is bounded by limits as every replica is.
+  const overLimit = overLimitDimensions(view, model.owner).size > 0;
+  const headroom = overLimit ? null : burstHeadroom(growth, view.now, load, view.settings);
+  const keep = headroom?.spare ?? 0;
+  // A steady model is judged on its load now, as it always was; a bursty one on the window's peak.
+  const bursty = hasBursts(growth);
+  const peak =
+    bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
+  const candidate = removable(model, figures, peak, order, load + keep);
+  if (!candidate) {
+    const kept = headroom && removable(model, figures, peak, order, load) ? `; ${keptSentence(model, figures, load, headroom)}` : '';
+    return { ...common, action: 'none', reason: `${steady}${kept}` };
+  }
 
   const since = memory.scaleDownSince ?? view.now;
   const condition =
-    `${inFlight(load)} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
+    `${inFlight(peak)}${peak > load ? ' at most' : ''} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
     `without replica ${candidate.replica.id} for ${Math.round((view.now - since) / 1000)} s`;
-  if (view.now - since >= view.settings.scaleDownWindowMs) {
-    return remove(common, candidate.replica, `scale down: ${condition}`);
+  const spare = headroom ? `, keeping room for ${keep} more (${headroomSentence(model.name, headroom)})` : '';
+  const window = scaleDownWindow(view, growth);
+  if (view.now - since >= window) {
+    return remove(common, candidate.replica, `scale down: ${condition}${spare}`);
   }
-  const window = Math.round(view.settings.scaleDownWindowMs / 1000);
   return {
     ...common,
-    memory: { scaleDownSince: since },
+    memory: { ...common.memory, scaleDownSince: since, scaleDownPeak: bursty ? peak : undefined },
     action: 'none',
-    reason: `steady: ${condition} of the ${window} s window`,
+    reason: `steady: ${condition} of the ${Math.round(window / 1000)} s window${spare}`,
   };
+}
+
+/** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago", counting the replicas the load does not need. */
+function keptSentence(model: Model, figures: ModelFigures, load: number, headroom: NonNullable<ReturnType<typeof burstHeadroom>>) {
+  let needed = 0;
+  let covered = 0;
+  for (const replica of figures.serving) {
+    if (covered >= load) break;
+    covered += figures.concurrency(replica);
+    needed++;
+  }
+  return headroomSentence(model.name, headroom, figures.serving.length - needed);
 }
 
 /** Nothing done: the model waits for what `pending` names, and its sentence says so. */

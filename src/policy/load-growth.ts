@@ -1,0 +1,121 @@
+import type { Replica } from '../domain/cluster.ts';
+import type { GrowthMemory, PolicySettings } from '../domain/snapshot.ts';
+
+/**
+ * What a model's reconciler learns from its own load (docs/policy.md "Headroom for bursts"): how much
+ * the load grew within one start delay, and how long its replicas take to become ready. Each pass
+ * observes the load it planned on; nothing here is tuned to a trace: the only figures are the model's
+ * own start delay and the span of the memory (settings.burstMemoryMs).
+ */
+
+/** Bounds that keep the memory small in the workflow's state, whatever the load does. */
+const MAX_LOWS = 32;
+const MAX_RISES = 16;
+const MAX_SETTLING = 64;
+
+export const EMPTY_GROWTH: GrowthMemory = { lows: [], rises: [], settling: {} };
+
+/** The model's start delay: the last observed time to ready, else the configured one. */
+export const startDelayOf = (growth: GrowthMemory | undefined, settings: PolicySettings): number =>
+  growth?.readyMs ?? settings.startDelayMs;
+
+/**
+ * The memory after a pass that saw `load` in flight (null: unknown) and the model's replicas at `now`:
+ * - a replica seen settling before and ready now was ready within `now - created_at`: its time to ready;
+ * - the load's rise within one start delay (the load now less the lowest seen within it), when above 0,
+ *   is remembered with the load it reached, for the memory's span; rises that a later one at least as
+ *   large in both growth and top outdoes are forgotten (they would never decide anything again).
+ */
+export function observeLoad(
+  growth: GrowthMemory | undefined,
+  now: number,
+  load: number | null,
+  replicas: readonly Replica[],
+  settings: PolicySettings,
+): GrowthMemory {
+  const before = growth ?? EMPTY_GROWTH;
+  let readyMs = before.readyMs;
+  const settling: Record<string, number> = {};
+  for (const replica of replicas) {
+    if (replica.state === 'ready' && replica.id in before.settling) {
+      readyMs = Math.max(0, now - before.settling[replica.id]);
+    } else if (
+      (replica.state === 'pending' || replica.state === 'starting') &&
+      Object.keys(settling).length < MAX_SETTLING
+    ) {
+      settling[replica.id] = replica.created_at;
+    }
+  }
+  const delay = readyMs ?? settings.startDelayMs;
+  const span = settings.burstMemoryMs;
+  let rises = before.rises.filter((r) => now - r.at < span);
+  let lows = before.lows.filter(([at]) => now - at <= delay);
+  if (load !== null) {
+    const lowest = Math.min(load, ...lows.map(([, value]) => value));
+    const grew = load - lowest;
+    if (grew > 0) {
+      const rise = { at: now, growth: grew, top: load, withinMs: delay };
+      rises = [...rises.filter((r) => r.growth > grew || r.top > load), rise];
+      if (rises.length > MAX_RISES) {
+        const weakest = rises.reduce((a, b) => (decayed(a, now, span) <= decayed(b, now, span) ? a : b));
+        rises = rises.filter((r) => r !== weakest);
+      }
+    }
+    // Only loads lower than every later one can be the lowest of a later window.
+    lows = [...lows.filter(([, value]) => value < load), [now, load]];
+    if (lows.length > MAX_LOWS) lows = [lows[0], ...lows.slice(lows.length - MAX_LOWS + 1)];
+  }
+  return { lows, rises, settling, ...(readyMs !== undefined && { readyMs }) };
+}
+
+/** A rise's weight at `now`: whole when seen, none once the memory's span has passed (linear between). */
+const decayed = (rise: GrowthMemory['rises'][number], now: number, span: number) =>
+  rise.growth * Math.max(0, 1 - (now - rise.at) / span);
+
+/** Why spare room is kept, as a code a decision carries and a sentence renders. */
+export interface BurstHeadroom {
+  code: 'burst_headroom';
+  /** Requests in flight to keep room for beyond the load. */
+  spare: number;
+  /** The rise that asks for it, as seen. */
+  growth: number;
+  withinMs: number;
+  agoMs: number;
+}
+
+/**
+ * Room to keep beyond the load L for the bursts the model showed: the largest remembered rise, weighted
+ * by how recent it is (whole when seen, none after the memory's span), but never above what the load
+ * reached then less L (the load has not been seen higher); null when there is none to keep.
+ */
+export function burstHeadroom(
+  growth: GrowthMemory | undefined,
+  now: number,
+  load: number,
+  settings: PolicySettings,
+): BurstHeadroom | null {
+  let best: BurstHeadroom | null = null;
+  for (const rise of growth?.rises ?? []) {
+    const weight = Math.max(0, 1 - (now - rise.at) / settings.burstMemoryMs);
+    const spare = Math.floor(Math.min(rise.growth * weight, rise.top * weight - load));
+    if (spare > 0 && (!best || spare > best.spare)) {
+      best = { code: 'burst_headroom', spare, growth: rise.growth, withinMs: rise.withinMs, agoMs: now - rise.at };
+    }
+  }
+  return best;
+}
+
+/** Whether the model showed any rise in the memory's span: it scales down as a bursty model does. */
+export const hasBursts = (growth: GrowthMemory | undefined): boolean => (growth?.rises.length ?? 0) > 0;
+
+/** "kept room for 40 more: code grew by 40 in flight within 60 s 12 min ago" */
+export function headroomSentence(model: string, headroom: BurstHeadroom, spareReplicas?: number): string {
+  const kept = spareReplicas === undefined ? `room for ${headroom.spare} more` : `${spareReplicas} spare`;
+  return (
+    `kept ${kept}: ${model} grew by ${headroom.growth} in flight within ` +
+    `${Math.round(headroom.withinMs / 1000)} s ${ago(headroom.agoMs)}`
+  );
+}
+
+const ago = (ms: number) =>
+  ms < 60_000 ? `${Math.round(ms / 1000)} s ago` : `${Math.round(ms / 60_000)} min ago`;
