@@ -1,4 +1,4 @@
-import type { GrowthMemory } from './snapshot.ts';
+import type { GrowthMemory } from './growth.ts';
 import type { Dimension, Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 

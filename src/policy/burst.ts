@@ -58,7 +58,8 @@ export function decideBurst(
   most = MAX_BURST,
 ): Decision[] {
   const burst = [decideModel(view, modelName, memory)];
-  if (burst[0].action === 'remove') return [...burst, ...moreRemovals(view, modelName, memory, burst[0], most)];
+  if (burst[0].action === 'remove')
+    return [...burst, ...moreRemovals(view, modelName, memory, burst[0], most)];
   let sim = view;
   while (burst.length < most && burst.at(-1)!.action === 'place') {
     sim = buildView(placedIn(sim.snapshot, burst.at(-1)!));
@@ -104,7 +105,9 @@ export function moreRemovals(
   let last = first;
   while (removed.length + 1 < most) {
     const gone = last.replica!;
-    const replicas = sim.snapshot.replicas.map((r) => (r.id === gone ? { ...r, state: 'draining' as const } : r));
+    const replicas = sim.snapshot.replicas.map((r) =>
+      r.id === gone ? { ...r, state: 'draining' as const } : r,
+    );
     sim = buildView({ ...sim.snapshot, replicas });
     const next = decideModel(sim, modelName, memory);
     if (next.action !== 'remove') break;

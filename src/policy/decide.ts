@@ -17,7 +17,7 @@ import { yieldsTo } from './fairness.ts';
 import { holdsOf } from './holdings.ts';
 import { overLimitDimensions } from './limits.ts';
 import { type LoadReading, loadOf } from './load.ts';
-import { burstHeadroom, hasBursts, headroomSentence, observeLoad, startDelayOf } from './load-growth.ts';
+import { burstHeadroom, hasBursts, headroomSentence, mayKeepAsSpare, observeLoad } from './load-growth.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
 import { preemptedFor } from './preempt.ts';
 import { formatNumber } from './resources.ts';
@@ -73,16 +73,6 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
     return { ...common, action: 'none', reason: `steady: ${load.why}; ${serving(figures)}` };
   }
   return scaleDown(view, model, figures, load.inFlight, memory, order, common);
-}
-
-/**
- * The scale-down window of the model: the configured one, shortened to its start delay once it has
- * shown bursts. Its kept headroom covers a burst that comes back within one start delay, and a later
- * one is met by replicas started then, so waiting longer protects nothing the headroom does not.
- */
-export function scaleDownWindow(view: View, growth: ModelMemory['growth']): number {
-  const configured = view.settings.scaleDownWindowMs;
-  return hasBursts(growth) ? Math.min(configured, startDelayOf(growth, view.settings)) : configured;
 }
 
 const serving = (figures: ModelFigures) =>
@@ -177,11 +167,13 @@ function scaleDown(
   const keep = headroom?.spare ?? 0;
   // A steady model is judged on its load now, as it always was; a bursty one on the window's peak.
   const bursty = hasBursts(growth);
-  const peak =
-    bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
-  const candidate = removable(model, figures, peak, order, load + keep);
+  const peak = bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
+  let candidate = removable(model, figures, peak, order, load + keep);
+  const plain = headroom ? removable(model, figures, peak, order, load) : candidate;
+  // Room owed to another scope's guarantee is not kept as spare (load-growth.ts mayKeepAsSpare).
+  if (!candidate && plain && !mayKeepAsSpare(view, model.owner, plain.replica)) candidate = plain;
   if (!candidate) {
-    const kept = headroom && removable(model, figures, peak, order, load) ? `; ${keptSentence(model, figures, load, headroom)}` : '';
+    const kept = headroom && plain ? `; ${keptSentence(model, figures, load, headroom)}` : '';
     return { ...common, action: 'none', reason: `${steady}${kept}` };
   }
 
@@ -190,7 +182,7 @@ function scaleDown(
     `${inFlight(peak)}${peak > load ? ' at most' : ''} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
     `without replica ${candidate.replica.id} for ${Math.round((view.now - since) / 1000)} s`;
   const spare = headroom ? `, keeping room for ${keep} more (${headroomSentence(model.name, headroom)})` : '';
-  const window = scaleDownWindow(view, growth);
+  const window = view.settings.scaleDownWindowMs;
   if (view.now - since >= window) {
     return remove(common, candidate.replica, `scale down: ${condition}${spare}`);
   }
@@ -203,7 +195,12 @@ function scaleDown(
 }
 
 /** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago", counting the replicas the load does not need. */
-function keptSentence(model: Model, figures: ModelFigures, load: number, headroom: NonNullable<ReturnType<typeof burstHeadroom>>) {
+function keptSentence(
+  model: Model,
+  figures: ModelFigures,
+  load: number,
+  headroom: NonNullable<ReturnType<typeof burstHeadroom>>,
+) {
   let needed = 0;
   let covered = 0;
   for (const replica of figures.serving) {

@@ -1,5 +1,11 @@
 import type { Replica } from '../domain/cluster.ts';
-import type { GrowthMemory, PolicySettings } from '../domain/snapshot.ts';
+import type { GrowthMemory } from '../domain/growth.ts';
+import type { Dimension } from '../domain/resources.ts';
+import type { ScopeKey } from '../domain/scope.ts';
+import type { PolicySettings } from '../domain/snapshot.ts';
+import { isBorrowed } from './guarantee.ts';
+import { holdsOf } from './holdings.ts';
+import type { View } from './view.ts';
 
 /**
  * What a model's reconciler learns from its own load (docs/policy.md "Headroom for bursts"): how much
@@ -99,7 +105,13 @@ export function burstHeadroom(
     const weight = Math.max(0, 1 - (now - rise.at) / settings.burstMemoryMs);
     const spare = Math.floor(Math.min(rise.growth * weight, rise.top * weight - load));
     if (spare > 0 && (!best || spare > best.spare)) {
-      best = { code: 'burst_headroom', spare, growth: rise.growth, withinMs: rise.withinMs, agoMs: now - rise.at };
+      best = {
+        code: 'burst_headroom',
+        spare,
+        growth: rise.growth,
+        withinMs: rise.withinMs,
+        agoMs: now - rise.at,
+      };
     }
   }
   return best;
@@ -119,3 +131,21 @@ export function headroomSentence(model: string, headroom: BurstHeadroom, spareRe
 
 const ago = (ms: number) =>
   ms < 60_000 ? `${Math.round(ms / 1000)} s ago` : `${Math.round(ms / 60_000)} min ago`;
+
+/**
+ * Whether the replica may be kept as spare room: a protected one always; a borrowed one only while no
+ * scope off the owner's chain holds less than its guarantee. Room a guarantee keeps for another scope
+ * is lent to serve load, not to wait for a burst: a spare replica there would only be reclaimed, and the
+ * scope that is owed it would wait for the drain.
+ */
+export function mayKeepAsSpare(view: View, owner: ScopeKey | null, replica: Replica): boolean {
+  if (!isBorrowed(view, replica.id)) return true;
+  const chain = new Set<string>(view.chain(owner));
+  for (const [scope, quota] of view.quotas) {
+    if (chain.has(scope) || !quota.guarantee) continue;
+    const holds = holdsOf(view, scope);
+    const dims = Object.keys(quota.guarantee) as Dimension[];
+    if (dims.some((d) => (holds[d] ?? 0) < (quota.guarantee![d] ?? 0))) return false;
+  }
+  return true;
+}
