@@ -35,7 +35,9 @@ import { freshStore } from '../test/support/stack.ts';
 const file = join(import.meta.dirname, '..', 'test', 'fixtures', 'simulate', 'planned-passes.json');
 const progress = (line: string) => process.stderr.write(`record-passes: ${line}\n`);
 
-const SETTINGS = DEFAULT_POLICY_SETTINGS;
+// A memory of bursts shorter than the hour, so that the 10 minutes recorded reach the scale-down after the
+// room kept for code's and chat's rises has decayed.
+const SETTINGS = { ...DEFAULT_POLICY_SETTINGS, burstMemoryMs: 240_000 };
 const RESYNC_MS = 30_000;
 const STEP_MS = 5_000;
 const STEPS = 120;
@@ -150,6 +152,7 @@ try {
       planned: {
         decision: plan.decision,
         alsoPlace: plan.alsoPlace ?? [],
+        alsoRemove: plan.alsoRemove ?? [],
         startable: plan.startable,
         resyncMs: plan.resyncMs,
       },
@@ -159,7 +162,8 @@ try {
     for (const replicaId of plan.startable) await activities.startReplica({ replicaId });
     const { decision } = plan;
     if (decision.action === 'remove') {
-      await activities.drainReplicas({ replicaIds: [decision.replica!], reason: decision.reason });
+      const replicaIds = [decision.replica!, ...(plan.alsoRemove ?? [])];
+      await activities.drainReplicas({ replicaIds, reason: decision.reason });
     }
     if (!RESERVING_ACTIONS.includes(decision.action)) return false;
     const replicaId = `${model}-${++serial}`;

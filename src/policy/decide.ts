@@ -59,7 +59,7 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
     model: model.name,
     rejected: [],
     inputs: decisionInputs(view, model, figures, load),
-    memory: { scaleDownSince: null, scaleDownPeak: undefined, growth },
+    memory: { scaleDownSince: null, growth },
   };
   const order = removalOrder(view, model, figures);
   const n = figures.serving.length;
@@ -188,7 +188,7 @@ function scaleDown(
   }
   return {
     ...common,
-    memory: { ...common.memory, scaleDownSince: since, scaleDownPeak: bursty ? peak : undefined },
+    memory: { ...common.memory, scaleDownSince: since, ...(bursty && { scaleDownPeak: peak }) },
     action: 'none',
     reason: `steady: ${condition} of the ${Math.round(window / 1000)} s window${spare}`,
   };
