@@ -88,9 +88,10 @@ export function burstRefusal(view: View, burst: readonly Decision[]): string | n
 }
 
 /**
- * The replicas a bursty model sheds after the first in the same pass (docs/policy.md "Scale-down that
- * matches the model"): on the view with the ones before draining, each that the window's peak, the kept
- * headroom, min_replicas and the target still let go. A model that showed no burst sheds one a window.
+ * The replicas a bursty model sheds after the first in the same pass (docs/policy.md "Headroom for
+ * bursts"): on the view with the ones before draining, each that the window's peak, the kept headroom,
+ * min_replicas and the target still let go; of those (the first included) half, rounded up. A model
+ * that showed no burst sheds one a window.
  */
 export function moreRemovals(
   view: View,
@@ -114,5 +115,7 @@ export function moreRemovals(
     removed.push(next);
     last = next;
   }
-  return removed;
+  // Half of what could go (the first included), at least one: each window halves the distance to the
+  // level the window's peak asks for, so a fall misread costs at most half of the room.
+  return removed.slice(0, Math.ceil((removed.length + 1) / 2) - 1);
 }

@@ -17,7 +17,16 @@ import { yieldsTo } from './fairness.ts';
 import { holdsOf } from './holdings.ts';
 import { overLimitDimensions } from './limits.ts';
 import { type LoadReading, loadOf } from './load.ts';
-import { burstHeadroom, hasBursts, headroomSentence, mayKeepAsSpare, observeLoad } from './load-growth.ts';
+import {
+  burstHeadroom,
+  hasBursts,
+  headroomSentence,
+  mayKeepAsSpare,
+  mayPlaceSpare,
+  observeLoad,
+  risingBurst,
+  risingSentence,
+} from './load-growth.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
 import { preemptedFor } from './preempt.ts';
 import { formatNumber } from './resources.ts';
@@ -72,11 +81,52 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   if (load.inFlight === null) {
     return { ...common, action: 'none', reason: `steady: ${load.why}; ${serving(figures)}` };
   }
+  const spare = addSpare(view, model, figures, load.inFlight, memory, common);
+  if (spare) return spare;
   return scaleDown(view, model, figures, load.inFlight, memory, order, common);
 }
 
 const serving = (figures: ModelFigures) =>
   `${formatNumber(figures.capacity)} at SLO on ${replicas(figures.serving.length)}`;
+
+/**
+ * A spare replica while a burst outruns the ready replicas (load-growth.ts risingBurst), or null. It has
+ * the lowest claim (surplus), and is placed only in free room within the limits: never by reclaim or
+ * preemption, and it yields to any model waiting with a higher claim. With no such room, nothing.
+ */
+function addSpare(
+  view: View,
+  model: Model,
+  figures: ModelFigures,
+  load: number,
+  memory: ModelMemory,
+  common: Common,
+): Decision | null {
+  if (figures.serving.length >= model.max_replicas || overLimitDimensions(view, model.owner).size > 0) {
+    return null;
+  }
+  const ready = figures.serving
+    .filter((r) => r.state === 'ready')
+    .reduce((total, r) => total + figures.concurrency(r), 0);
+  const burst = risingBurst(common.memory.growth!, view.now, load, figures.capacity, ready);
+  if (!burst) return null;
+  const claim = { ...nextClaim(model, figures.serving.length), tier: 'surplus' as const };
+  const choice = chooseProfile(view, model, figures.profiles, memory, false, claim, (profile) =>
+    yieldsTo(view, model, profile, claim),
+  );
+  if (choice.action !== 'place') return null;
+  const { profile } = choice;
+  if (!mayPlaceSpare(view, model.name, model.owner, profile.resources)) return null;
+  return {
+    ...common,
+    rejected: choice.rejected,
+    profile: profile.name,
+    resources: profile.resources,
+    action: 'place',
+    node: choice.node,
+    reason: `${risingSentence(load, burst)}; placed ${profile.name} on ${choice.node} (spare)`,
+  };
+}
 
 /** Up: one replica of the first profile that fits, by placement or reclaim; else pending, and why. */
 function addReplica(

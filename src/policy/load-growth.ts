@@ -1,10 +1,13 @@
 import type { Replica } from '../domain/cluster.ts';
 import type { GrowthMemory } from '../domain/growth.ts';
-import type { Dimension } from '../domain/resources.ts';
+import type { Dimension, Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import { isBorrowed } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
+import { loadOf } from './load.ts';
+import { modelFigures } from './model-figures.ts';
+import { reclaimingScope } from './reclaim.ts';
 import type { View } from './view.ts';
 
 /**
@@ -139,13 +142,79 @@ const ago = (ms: number) =>
  * scope that is owed it would wait for the drain.
  */
 export function mayKeepAsSpare(view: View, owner: ScopeKey | null, replica: Replica): boolean {
-  if (!isBorrowed(view, replica.id)) return true;
+  if (waitingElsewhere(view, replica.model)) return false;
+  return !isBorrowed(view, replica.id) || !owedElsewhere(view, owner);
+}
+
+/**
+ * Whether a spare replica of these resources may be placed: within a guarantee on the owner's chain
+ * (it would be protected), or, borrowed, while no scope off the chain holds less than its guarantee
+ * (the same reason as mayKeepAsSpare).
+ */
+export const mayPlaceSpare = (
+  view: View,
+  model: string,
+  owner: ScopeKey | null,
+  resources: Resources,
+): boolean =>
+  !waitingElsewhere(view, model) &&
+  (reclaimingScope(view, owner, resources) !== null || !owedElsewhere(view, owner));
+
+/**
+ * Whether another model's known load exceeds its capacity at SLO while it may still add a replica: it
+ * waits for room, and spare room for a burst that may come is not kept or taken meanwhile.
+ */
+export const waitingElsewhere = (view: View, model: string): boolean =>
+  [...view.models.values()].some((other) => {
+    if (other.name === model) return false;
+    const load = loadOf(view, other.name).inFlight;
+    if (load === null) return false;
+    const figures = modelFigures(view, other);
+    return load > figures.capacity && figures.serving.length < other.max_replicas;
+  });
+
+/** Some scope off the owner's chain holds less than its guarantee on a dimension it sets. */
+function owedElsewhere(view: View, owner: ScopeKey | null): boolean {
   const chain = new Set<string>(view.chain(owner));
   for (const [scope, quota] of view.quotas) {
     if (chain.has(scope) || !quota.guarantee) continue;
     const holds = holdsOf(view, scope);
     const dims = Object.keys(quota.guarantee) as Dimension[];
-    if (dims.some((d) => (holds[d] ?? 0) < (quota.guarantee![d] ?? 0))) return false;
+    if (dims.some((d) => (holds[d] ?? 0) < (quota.guarantee![d] ?? 0))) return true;
   }
-  return true;
+  return false;
 }
+
+/** Why a spare replica is added while a burst outruns the ready replicas, as a code and its figures. */
+export interface RisingBurst {
+  code: 'rising_burst';
+  /** What the load grew by within one start delay, up to this pass. */
+  growth: number;
+  withinMs: number;
+  /** In flight the ready replicas serve at SLO. */
+  ready: number;
+}
+
+/**
+ * A burst outrunning the model (docs/policy.md "Headroom for bursts"): the load rose at this pass, and
+ * exceeds what its ready replicas serve, so the replicas started for it will be late; a load that grew
+ * by g within one start delay may grow by g again before any replica placed now is ready. So the model
+ * asks for room for L + g while `capacity` (pending, starting and ready) is below it. null otherwise:
+ * a model whose ready replicas keep up with its load (a steady one) never buys spare room.
+ */
+export function risingBurst(
+  growth: GrowthMemory,
+  now: number,
+  load: number,
+  capacity: number,
+  ready: number,
+): RisingBurst | null {
+  const last = growth.rises.at(-1);
+  if (!last || last.at !== now || load <= ready || capacity >= load + last.growth) return null;
+  return { code: 'rising_burst', growth: last.growth, withinMs: last.withinMs, ready };
+}
+
+/** "a burst outruns the ready replicas: 40 in flight > 16 ready at SLO, grew by 30 within 60 s" */
+export const risingSentence = (load: number, burst: RisingBurst): string =>
+  `scale up for a burst: ${load} in flight > ${burst.ready} ready at SLO, grew by ${burst.growth} within ` +
+  `${Math.round(burst.withinMs / 1000)} s; room for as much again`;
