@@ -48,7 +48,8 @@ const MAX_PASSES = 8;
 
 /** In flight per model at a step: code bursts at 60 s, chat rises at 120 s, both fall back at 300 s. */
 const loadAt = (model: string, at: number): number => {
-  if (model === 'chat') return at >= 120_000 && at < 300_000 ? 30 : 6;
+  // chat falls lower than it began, so that its scale-down sheds several replicas in one pass.
+  if (model === 'chat') return at < 120_000 ? 6 : at < 300_000 ? 30 : 2;
   if (model === 'code') return at >= 60_000 && at < 300_000 ? 40 : 4;
   return 0;
 };
