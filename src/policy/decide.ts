@@ -18,7 +18,9 @@ import { holdsOf } from './holdings.ts';
 import { overLimitDimensions } from './limits.ts';
 import { type LoadReading, loadOf } from './load.ts';
 import {
+  type BurstHeadroom,
   burstHeadroom,
+  burstPhrase,
   hasBursts,
   headroomSentence,
   mayKeepAsSpare,
@@ -218,10 +220,11 @@ function scaleDown(
   // A steady model is judged on its load now, as it always was; a bursty one on the window's peak.
   const bursty = hasBursts(growth);
   const peak = bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
-  let candidate = removable(model, figures, peak, order, load + keep);
-  const plain = headroom ? removable(model, figures, peak, order, load) : candidate;
-  // Room owed to another scope's guarantee is not kept as spare (load-growth.ts mayKeepAsSpare).
-  if (!candidate && plain && !mayKeepAsSpare(view, model.owner, plain.replica)) candidate = plain;
+  const keeping = removable(model, figures, peak, order, load + keep);
+  const plain = headroom ? removable(model, figures, peak, order, load) : keeping;
+  // Room owed to another scope, or that another model waits for, is not kept as spare.
+  const unkept = !keeping && plain !== null && !mayKeepAsSpare(view, model.owner, plain.replica);
+  const candidate = unkept ? plain : keeping;
   if (!candidate) {
     const kept = headroom && plain ? `; ${keptSentence(model, figures, load, headroom)}` : '';
     return { ...common, action: 'none', reason: `${steady}${kept}` };
@@ -231,7 +234,11 @@ function scaleDown(
   const condition =
     `${inFlight(peak)}${peak > load ? ' at most' : ''} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
     `without replica ${candidate.replica.id} for ${Math.round((view.now - since) / 1000)} s`;
-  const spare = headroom ? `, keeping room for ${keep} more (${headroomSentence(model.name, headroom)})` : '';
+  const spare = !headroom
+    ? ''
+    : unkept
+      ? `, no spare kept on room another scope is owed or another model waits for`
+      : `, keeping room for ${keep} more: ${burstPhrase(model.name, headroom)}`;
   const window = view.settings.scaleDownWindowMs;
   if (view.now - since >= window) {
     return remove(common, candidate.replica, `scale down: ${condition}${spare}`);
@@ -245,12 +252,7 @@ function scaleDown(
 }
 
 /** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago", counting the replicas the load does not need. */
-function keptSentence(
-  model: Model,
-  figures: ModelFigures,
-  load: number,
-  headroom: NonNullable<ReturnType<typeof burstHeadroom>>,
-) {
+function keptSentence(model: Model, figures: ModelFigures, load: number, headroom: BurstHeadroom) {
   let needed = 0;
   let covered = 0;
   for (const replica of figures.serving) {

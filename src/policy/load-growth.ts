@@ -123,13 +123,15 @@ export function burstHeadroom(
 /** Whether the model showed any rise in the memory's span: it scales down as a bursty model does. */
 export const hasBursts = (growth: GrowthMemory | undefined): boolean => (growth?.rises.length ?? 0) > 0;
 
-/** "kept room for 40 more: code grew by 40 in flight within 60 s 12 min ago" */
+/** "code grew by 40 in flight within 60 s 12 min ago" */
+export const burstPhrase = (model: string, headroom: BurstHeadroom): string =>
+  `${model} grew by ${headroom.growth} in flight within ${Math.round(headroom.withinMs / 1000)} s ` +
+  ago(headroom.agoMs);
+
+/** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago" (room for N more, without a count) */
 export function headroomSentence(model: string, headroom: BurstHeadroom, spareReplicas?: number): string {
   const kept = spareReplicas === undefined ? `room for ${headroom.spare} more` : `${spareReplicas} spare`;
-  return (
-    `kept ${kept}: ${model} grew by ${headroom.growth} in flight within ` +
-    `${Math.round(headroom.withinMs / 1000)} s ${ago(headroom.agoMs)}`
-  );
+  return `kept ${kept}: ${burstPhrase(model, headroom)}`;
 }
 
 const ago = (ms: number) =>
