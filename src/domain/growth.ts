@@ -12,3 +12,24 @@ export interface GrowthMemory {
   /** The last time to ready observed for one of its replicas (ms). */
   readyMs?: number;
 }
+
+/** Why spare room is kept (policy/load-growth.ts), as a code a decision's inputs carry and its sentence renders. */
+export interface BurstHeadroom {
+  code: 'burst_headroom';
+  /** Requests in flight to keep room for beyond the load. */
+  spare: number;
+  /** The rise that asks for it, as seen. */
+  growth: number;
+  within_ms: number;
+  ago_ms: number;
+}
+
+/** Why a spare replica is added while a burst outruns the ready replicas (policy/load-growth.ts). */
+export interface RisingBurst {
+  code: 'rising_burst';
+  /** What the load grew by within one start delay, up to this pass. */
+  growth: number;
+  within_ms: number;
+  /** In flight the ready replicas serve at SLO. */
+  ready: number;
+}

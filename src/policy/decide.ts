@@ -121,6 +121,7 @@ function addSpare(
   if (!mayPlaceSpare(view, model.name, model.owner, profile.resources)) return null;
   return {
     ...common,
+    inputs: { ...common.inputs, burst },
     rejected: choice.rejected,
     profile: profile.name,
     resources: profile.resources,
@@ -217,6 +218,7 @@ function scaleDown(
   const overLimit = overLimitDimensions(view, model.owner).size > 0;
   const headroom = overLimit ? null : burstHeadroom(growth, view.now, load, view.settings);
   const keep = headroom?.spare ?? 0;
+  const shown: Common = headroom ? { ...common, inputs: { ...common.inputs, burst: headroom } } : common;
   // A steady model is judged on its load now, as it always was; a bursty one on the window's peak.
   const bursty = hasBursts(growth);
   const peak = bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
@@ -227,7 +229,7 @@ function scaleDown(
   const candidate = unkept ? plain : keeping;
   if (!candidate) {
     const kept = headroom && plain ? `; ${keptSentence(model, figures, load, headroom)}` : '';
-    return { ...common, action: 'none', reason: `${steady}${kept}` };
+    return { ...shown, action: 'none', reason: `${steady}${kept}` };
   }
 
   const since = memory.scaleDownSince ?? view.now;
@@ -241,11 +243,11 @@ function scaleDown(
       : `, keeping room for ${keep} more: ${burstPhrase(model.name, headroom)}`;
   const window = view.settings.scaleDownWindowMs;
   if (view.now - since >= window) {
-    return remove(common, candidate.replica, `scale down: ${condition}${spare}`);
+    return remove(shown, candidate.replica, `scale down: ${condition}${spare}`);
   }
   return {
-    ...common,
-    memory: { ...common.memory, scaleDownSince: since, ...(bursty && { scaleDownPeak: peak }) },
+    ...shown,
+    memory: { ...shown.memory, scaleDownSince: since, ...(bursty && { scaleDownPeak: peak }) },
     action: 'none',
     reason: `steady: ${condition} of the ${Math.round(window / 1000)} s window${spare}`,
   };

@@ -1,5 +1,8 @@
 import type { Replica } from '../domain/cluster.ts';
-import type { GrowthMemory } from '../domain/growth.ts';
+import type { BurstHeadroom, GrowthMemory, RisingBurst } from '../domain/growth.ts';
+
+export type { BurstHeadroom, RisingBurst };
+
 import type { Dimension, Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
@@ -81,17 +84,6 @@ export function observeLoad(
 const decayed = (rise: GrowthMemory['rises'][number], now: number, span: number) =>
   rise.growth * Math.max(0, 1 - (now - rise.at) / span);
 
-/** Why spare room is kept, as a code a decision carries and a sentence renders. */
-export interface BurstHeadroom {
-  code: 'burst_headroom';
-  /** Requests in flight to keep room for beyond the load. */
-  spare: number;
-  /** The rise that asks for it, as seen. */
-  growth: number;
-  withinMs: number;
-  agoMs: number;
-}
-
 /**
  * Room to keep beyond the load L for the bursts the model showed: the largest remembered rise, weighted
  * by how recent it is (whole when seen, none after the memory's span), but never above what the load
@@ -112,8 +104,8 @@ export function burstHeadroom(
         code: 'burst_headroom',
         spare,
         growth: rise.growth,
-        withinMs: rise.withinMs,
-        agoMs: now - rise.at,
+        within_ms: rise.withinMs,
+        ago_ms: now - rise.at,
       };
     }
   }
@@ -125,8 +117,8 @@ export const hasBursts = (growth: GrowthMemory | undefined): boolean => (growth?
 
 /** "code grew by 40 in flight within 60 s 12 min ago" */
 export const burstPhrase = (model: string, headroom: BurstHeadroom): string =>
-  `${model} grew by ${headroom.growth} in flight within ${Math.round(headroom.withinMs / 1000)} s ` +
-  ago(headroom.agoMs);
+  `${model} grew by ${headroom.growth} in flight within ${Math.round(headroom.within_ms / 1000)} s ` +
+  ago(headroom.ago_ms);
 
 /** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago" (room for N more, without a count) */
 export function headroomSentence(model: string, headroom: BurstHeadroom, spareReplicas?: number): string {
@@ -187,16 +179,6 @@ function owedElsewhere(view: View, owner: ScopeKey | null): boolean {
   return false;
 }
 
-/** Why a spare replica is added while a burst outruns the ready replicas, as a code and its figures. */
-export interface RisingBurst {
-  code: 'rising_burst';
-  /** What the load grew by within one start delay, up to this pass. */
-  growth: number;
-  withinMs: number;
-  /** In flight the ready replicas serve at SLO. */
-  ready: number;
-}
-
 /**
  * A burst outrunning the model (docs/policy.md "Headroom for bursts"): the load rose at this pass, and
  * exceeds what its ready replicas serve, so the replicas started for it will be late; a load that grew
@@ -213,10 +195,10 @@ export function risingBurst(
 ): RisingBurst | null {
   const last = growth.rises.at(-1);
   if (!last || last.at !== now || load <= ready || capacity >= load + last.growth) return null;
-  return { code: 'rising_burst', growth: last.growth, withinMs: last.withinMs, ready };
+  return { code: 'rising_burst', growth: last.growth, within_ms: last.withinMs, ready };
 }
 
 /** "a burst outruns the ready replicas: 40 in flight > 16 ready at SLO, grew by 30 within 60 s" */
 export const risingSentence = (load: number, burst: RisingBurst): string =>
   `scale up for a burst: ${load} in flight > ${burst.ready} ready at SLO, grew by ${burst.growth} within ` +
-  `${Math.round(burst.withinMs / 1000)} s; room for as much again`;
+  `${Math.round(burst.within_ms / 1000)} s; room for as much again`;

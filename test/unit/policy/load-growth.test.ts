@@ -197,6 +197,32 @@ describe('decisions of a model that showed bursts', () => {
     const plans = passes([2, 28, ...Array(20).fill(2)]);
     assert.ok(plans.every((p) => p.decision.action === 'none'));
     assert.match(plans.at(-1)!.decision.reason, /kept 2 spare: chat grew by 26 in flight within 60 s/);
+    assert.deepEqual(plans.at(-1)!.decision.inputs.burst, {
+      code: 'burst_headroom',
+      spare: 24, // the rise of 26, 200 s old: weighed 1 - 200/3600
+
+      growth: 26,
+      within_ms: 60 * SECOND,
+      ago_ms: 200 * SECOND,
+    });
+  });
+
+  it('buys room for a burst that outruns its ready replicas: its growth once more, as spare', () => {
+    // 4 -> 34 within a start delay on 3 ready replicas (30 at SLO): one replica for the load, then spare
+    // ones toward 34 + 30, up to max_replicas 6.
+    const [, burst] = passes([4, 34]);
+    assert.equal(burst.decision.action, 'place');
+    assert.match(burst.decision.reason, /^scale up: 34 in flight > 30 at SLO/);
+    assert.deepEqual(
+      burst.alsoPlace.map((d) => d.reason.split(';')[0]),
+      Array(2).fill('scale up for a burst: 34 in flight > 30 ready at SLO, grew by 30 within 60 s'),
+    );
+    assert.deepEqual(burst.alsoPlace[0].inputs.burst, {
+      code: 'rising_burst',
+      growth: 30,
+      within_ms: 60 * SECOND,
+      ready: 30,
+    });
   });
 
   it('sheds half of what could go in one pass once the load has clearly fallen', () => {
