@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CsvError, parse } from 'csv-parse/sync';
+import { CsvError, type Info, parse } from 'csv-parse/sync';
 
 /** One request of the Azure LLM inference trace (Splitwise, ISCA'24): when it came and its size. */
 export interface TraceRequest {
@@ -23,9 +23,12 @@ const HEADER = 'TIMESTAMP,ContextTokens,GeneratedTokens';
 /** The CSV's records with the line each ends on; a malformed file (a quote left open) in one sentence. */
 function records(text: string, source: string): { record: string[]; line: number }[] {
   try {
-    return parse(text, { skip_empty_lines: true, relax_column_count: true, trim: true, info: true }).map(
-      ({ record, info }: { record: string[]; info: { lines: number } }) => ({ record, line: info.lines }),
-    );
+    // With `info`, each record comes with where it was read, which csv-parse's types leave out.
+    const read = parse(text, { skip_empty_lines: true, relax_column_count: true, trim: true, info: true });
+    return (read as unknown as { record: string[]; info: Info }[]).map(({ record, info }) => ({
+      record,
+      line: info.lines,
+    }));
   } catch (error) {
     if (!(error instanceof CsvError)) throw error;
     throw new Error(`${source}: ${error.message}`);
