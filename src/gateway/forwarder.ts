@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { LRUCache } from 'lru-cache';
 import { pickReplica } from './balancer.ts';
 import { Refusal, streamErrorEvent } from './errors.ts';
 import type { LoadReporter } from './load-reporter.ts';
@@ -322,8 +323,12 @@ interface Target {
   address: { hostname: string; port: string; path: string };
 }
 
-/** Parsed once per replica endpoint and path: a URL parse per request costs more than it should. */
-const targets = new Map<string, Target>();
+/**
+ * Parsed once per replica endpoint and path: a URL parse per request costs more than it should. A parse
+ * never goes stale, so no TTL: the least recently used are dropped past 10,000 (lru-cache's get costs
+ * 75 ns against a Map's 53 ns, nothing beside a request's 350 µs of CPU).
+ */
+const targets = new LRUCache<string, Target>({ max: 10_000 });
 function targetOf(endpoint: string, path: string): Target {
   const key = `${endpoint}\n${path}`;
   let target = targets.get(key);
@@ -336,7 +341,6 @@ function targetOf(endpoint: string, path: string): Target {
       secure,
       address: { hostname, port: url.port || (secure ? '443' : '80'), path: url.pathname + url.search },
     };
-    if (targets.size >= 10_000) targets.clear();
     targets.set(key, target);
   }
   return target;
