@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { sseData } from '../../../src/bench/sse.ts';
+import { sseData } from '../../../src/engine-bench/sse.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
