@@ -1,5 +1,7 @@
 // `npm run api-types` writes src/cli/ctl/api.gen.ts: the API's types as its OpenAPI document gives
 // them, for the CLI (test/unit/cli/api-types.test.ts fails while the file differs from what this writes).
+// openapi-typescript 6, not 7: 7 builds its output with the compiler API of TypeScript 5 (a peer
+// dependency), which TypeScript 7, llmgw's, no longer has.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { type OpenAPI3 } from 'openapi-typescript';
