@@ -1,6 +1,5 @@
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { LRUCache } from 'lru-cache';
 import { pickReplica } from './balancer.ts';
 import { Refusal, streamErrorEvent } from './errors.ts';
 import type { LoadReporter } from './load-reporter.ts';
@@ -323,12 +322,9 @@ interface Target {
   address: { hostname: string; port: string; path: string };
 }
 
-/**
- * Parsed once per replica endpoint and path: a URL parse per request costs more than it should. A parse
- * never goes stale, so no TTL: the least recently used are dropped past 10,000 (lru-cache's get costs
- * 75 ns against a Map's 53 ns, nothing beside a request's 350 µs of CPU).
- */
-const targets = new LRUCache<string, Target>({ max: 10_000 });
+/** Parsed once per replica endpoint and path: a URL parse per request costs more than it should. */
+// A Map, not lru-cache: its get costs 75 ns against a Map's 53 on the hot path, and a few pairs per replica never reach 10,000.
+const targets = new Map<string, Target>();
 function targetOf(endpoint: string, path: string): Target {
   const key = `${endpoint}\n${path}`;
   let target = targets.get(key);
@@ -341,6 +337,7 @@ function targetOf(endpoint: string, path: string): Target {
       secure,
       address: { hostname, port: url.port || (secure ? '443' : '80'), path: url.pathname + url.search },
     };
+    if (targets.size >= 10_000) targets.clear();
     targets.set(key, target);
   }
   return target;
