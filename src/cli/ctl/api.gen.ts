@@ -2492,7 +2492,7 @@ export interface components {
        * @description what runs its replicas: sim (the simulated cluster, the default for a new node) or agent (an llmgw agent on the machine); a PUT without it keeps the node's
        * @enum {string}
        */
-      driver?: "sim" | "agent";
+      driver?: "sim" | "agent" | "kubernetes";
     };
     Node: {
       name: string;
@@ -2509,7 +2509,7 @@ export interface components {
       /** @enum {string} */
       state: "ready" | "cordoned" | "down" | "lost";
       /** @enum {string} */
-      driver: "sim" | "agent";
+      driver: "sim" | "agent" | "kubernetes";
       /** @description When an agent's node last heard from its agent. */
       heartbeat_at: string | null;
       /** @description An agent's node: the address its agent token gives, where the gateway reaches its engines. */
