@@ -70,6 +70,34 @@ export interface GatewayConfig {
   queueMax: number;
   /** This gateway's name in its load source `gateway:<instance>`. */
   instance: string;
+  /** The largest request body it forwards (413 beyond). */
+  maxBodyBytes: number;
+  /**
+   * How long a replica may take to send its answer's first bytes before the request is tried elsewhere
+   * (a hung or stopped engine); prefill of a long prompt on a busy engine is the slow case it must allow.
+   */
+  firstByteTimeoutMs: number;
+  /** How long a whole answer may take, from arrival, before the gateway ends it (a stream that never ends). */
+  requestTimeoutMs: number;
+  /** Further attempts after one failed before its first byte, each on another replica. */
+  retries: number;
+  /** The base of the retry backoff: attempt n waits a random time up to base * 2^(n-1) (full jitter). */
+  retryBackoffMs: number;
+  /** Failures in a row (refused, reset, 5xx, first-byte timeout) that eject a replica. */
+  ejectFailures: number;
+  /** How often every replica's GET /health is probed, and how long a probe may take. */
+  healthIntervalMs: number;
+  healthTimeoutMs: number;
+  /** Failed probes in a row that eject a replica, and passing ones in a row that take it back. */
+  healthUnhealthy: number;
+  healthHealthy: number;
+  /**
+   * A replica whose recent time to first byte is this many times its model's other replicas' (median)
+   * is ejected as an outlier for a while.
+   */
+  latencyOutlierFactor: number;
+  /** How requests pick a replica: by shared prompt prefix within a load bound, or fewest in flight. */
+  routing: 'prefix' | 'least-in-flight';
 }
 
 export interface ScopeCaps {
@@ -179,6 +207,12 @@ function gatewayInstance(value: string | undefined): string {
   return instance;
 }
 
+function gatewayRouting(value: string | undefined): GatewayConfig['routing'] {
+  if (!value) return 'prefix';
+  if (value === 'prefix' || value === 'least-in-flight') return value;
+  throw new ConfigError(`LLMGW_GATEWAY_ROUTING=${value} must be prefix or least-in-flight`);
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
   const adminToken = secret(env, 'LLMGW_ADMIN_TOKEN');
@@ -228,6 +262,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queueMs: number(env, 'LLMGW_GATEWAY_QUEUE_S', 120) * 1000,
       queueMax: number(env, 'LLMGW_GATEWAY_QUEUE_MAX', 1000, { integer: true, min: 1 }),
       instance: gatewayInstance(env.LLMGW_GATEWAY_INSTANCE),
+      maxBodyBytes: number(env, 'LLMGW_GATEWAY_MAX_BODY_MIB', 8, { min: 0.001 }) * 1024 * 1024,
+      firstByteTimeoutMs: number(env, 'LLMGW_GATEWAY_FIRST_BYTE_TIMEOUT_S', 60, { min: 0.01 }) * 1000,
+      requestTimeoutMs: number(env, 'LLMGW_GATEWAY_REQUEST_TIMEOUT_S', 600, { min: 0.01 }) * 1000,
+      retries: number(env, 'LLMGW_GATEWAY_RETRIES', 1, { integer: true }),
+      retryBackoffMs: number(env, 'LLMGW_GATEWAY_RETRY_BACKOFF_MS', 25),
+      ejectFailures: number(env, 'LLMGW_GATEWAY_EJECT_FAILURES', 3, { integer: true, min: 1 }),
+      healthIntervalMs: number(env, 'LLMGW_GATEWAY_HEALTH_INTERVAL_S', 5, { min: 0.05 }) * 1000,
+      healthTimeoutMs: number(env, 'LLMGW_GATEWAY_HEALTH_TIMEOUT_S', 2, { min: 0.01 }) * 1000,
+      healthUnhealthy: number(env, 'LLMGW_GATEWAY_HEALTH_UNHEALTHY', 2, { integer: true, min: 1 }),
+      healthHealthy: number(env, 'LLMGW_GATEWAY_HEALTH_HEALTHY', 2, { integer: true, min: 1 }),
+      latencyOutlierFactor: number(env, 'LLMGW_GATEWAY_LATENCY_OUTLIER', 5, { min: 1.1 }),
+      routing: gatewayRouting(env.LLMGW_GATEWAY_ROUTING),
     },
     taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
     policy: {

@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, describe, it, mock } from 'node:test';
 import { Registry } from 'prom-client';
-import { Forwarder } from '../../../src/gateway/forwarder.ts';
+import { type GatewayConfig, readConfig } from '../../../src/config.ts';
+import { Forwarder, leastInFlight } from '../../../src/gateway/forwarder.ts';
 import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
 import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
@@ -71,18 +72,29 @@ async function holding(id: string, slots: number) {
 }
 
 /** A forwarder as the gateway builds it, with its gauge of requests in flight. */
-function setUp(replicasNow: (model: string) => readonly Upstream[] = () => []) {
+function setUp(
+  replicasNow: (model: string) => readonly Upstream[] = () => [],
+  overrides: Partial<GatewayConfig> = {},
+) {
   const reporter = new LoadReporter(
     async () => undefined,
     { everyMs: 60_000, run: async () => {} },
     { warn() {} },
   );
   const metrics = createGatewayMetrics(
-    { inFlight: () => reporter.inFlightCounts(), held: () => new Map(), oldestHeldSeconds: () => new Map() },
+    {
+      inFlight: () => reporter.inFlightCounts(),
+      held: () => new Map(),
+      oldestHeldSeconds: () => new Map(),
+      replicas: () => [],
+    },
     new Registry(),
   );
-  const health = new ReplicaHealth(async () => false);
-  const forwarder = new Forwarder(health, reporter, metrics, replicasNow);
+  const settings = { ...readConfig({}).gateway, ...overrides };
+  const health = new ReplicaHealth(settings, async () => false);
+  const forwarder = new Forwarder(health, reporter, metrics, replicasNow, settings, leastInFlight, {
+    warn() {},
+  });
   const inFlight = async () =>
     (await metrics.registry.getSingleMetric('llmgw_gateway_in_flight')!.get()).values.map((v) => v.value);
   const stop = () => {
@@ -113,6 +125,7 @@ async function gatewayOf(
       body,
       client: res,
       arrivedAt: performance.now(),
+      requestId: 'test',
     };
     forwarded.push(
       forwarder.forward(request, replicas).catch((refusal: Error) => res.writeHead(502).end(refusal.message)),
