@@ -8,6 +8,7 @@ import { errorBody, REFUSALS, Refusal } from './errors.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { GatewayKeys } from './keys.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { promptBlocks, promptText } from './prefix-routing.ts';
 import { readRoutedRequest } from './request-body.ts';
 import type { RoutingTable } from './routing-table.ts';
 
@@ -19,6 +20,8 @@ export interface GatewayParts {
   metrics: GatewayMetrics;
   /** The largest body forwarded (LLMGW_GATEWAY_MAX_BODY_MIB). */
   maxBodyBytes: number;
+  /** Whether requests are routed by prompt prefix: their prompt's blocks are then read. */
+  prefixRouting: boolean;
   /** Every replica this gateway knows, its health and load: GET /replicas. */
   replicas(): unknown[];
   log?: Pick<Console, 'error'>;
@@ -67,7 +70,14 @@ export function createGatewayApp(parts: GatewayParts) {
         }
         model = request.model;
         const replicas = await admission.replicasOf(model, () => c.req.raw.signal);
-        const forwarded = { model, path: path.slice('/v1'.length), body: request.body, arrivedAt, requestId };
+        const forwarded = {
+          model,
+          path: path.slice('/v1'.length),
+          body: request.body,
+          arrivedAt,
+          requestId,
+          blocks: parts.prefixRouting ? promptBlocks(promptText(request.fields)) : undefined,
+        };
         await forwarder.forward({ ...forwarded, client: c.env.outgoing }, replicas);
         return RESPONSE_ALREADY_SENT;
       } catch (error) {

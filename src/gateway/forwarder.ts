@@ -19,6 +19,8 @@ export interface Forwarded {
   arrivedAt: number;
   /** The client's `x-request-id`, or one made for it: sent to the replica, and in the gateway's log lines. */
   requestId: string;
+  /** The prompt's blocks (prefix-routing.ts), when routing by prefix. */
+  blocks?: number[];
 }
 
 export type ForwardingSettings = Pick<

@@ -12,7 +12,7 @@ const RoutedRequestSchema = z.looseObject({ model: z.string().min(1).max(200) })
 export async function readRoutedRequest(
   request: IncomingMessage,
   maxBytes: number,
-): Promise<{ body: Buffer; model: string }> {
+): Promise<{ body: Buffer; model: string; fields: Record<string, unknown> }> {
   const tooLarge = () =>
     new Refusal(
       'too_large',
@@ -46,5 +46,5 @@ export async function readRoutedRequest(
       'the body must be a JSON object whose "model" names a model (GET /v1/models lists those this key may call)',
     );
   }
-  return { body, model: parsed.data.model };
+  return { body, model: parsed.data.model, fields: parsed.data };
 }

@@ -12,6 +12,7 @@ import { Forwarder, leastInFlight } from './forwarder.ts';
 import { GatewayKeys } from './keys.ts';
 import { LoadReporter, refreshEvery } from './load-reporter.ts';
 import { createGatewayMetrics } from './metrics.ts';
+import { PrefixRouter } from './prefix-routing.ts';
 import { ReplicaHealth } from './replica-health.ts';
 import { RoutingTable } from './routing-table.ts';
 
@@ -73,17 +74,19 @@ export async function startGateway(options: {
     const detail = health.view().find((r) => r.id === replica)?.ejected?.detail;
     log.warn(`gateway: replica ${replica} of model ${model} ejected (${reason}): ${detail}`);
   });
+  const router = config.gateway.routing === 'prefix' ? new PrefixRouter() : undefined;
   const forwarder = new Forwarder(
     health,
     reporter,
     metrics,
     (model) => table.current(model)?.replicas ?? [],
     config.gateway,
-    leastInFlight,
+    router?.choose ?? leastInFlight,
     log,
   );
   table.onRefresh(() => {
     health.watch(table.all().map((route) => ({ model: route.model.name, replicas: route.replicas })));
+    router?.keepOnly(new Set(table.all().flatMap((route) => route.replicas.map((r) => r.id))));
     forwarder.wakeAllWaiting();
   });
   await table.start();
@@ -95,6 +98,7 @@ export async function startGateway(options: {
     forwarder,
     metrics,
     maxBodyBytes: config.gateway.maxBodyBytes,
+    prefixRouting: router !== undefined,
     replicas: () => health.view().map((r) => ({ ...r, in_flight: forwarder.inFlightOn(r.id) })),
     log,
   });

@@ -1,0 +1,140 @@
+import { pickReplica } from './balancer.ts';
+import type { ChooseReplica } from './forwarder.ts';
+
+/**
+ * Characters of prompt text per block: about 16 tokens, the KV cache's usual block (vLLM's default
+ * block size), so that a block the gateway counts as shared is about one the engine can reuse.
+ */
+export const BLOCK_CHARS = 64;
+/**
+ * Blocks remembered per replica (about 300,000 tokens of prompts): roughly what one engine's KV cache
+ * holds, so that what the gateway believes a replica still has is about what the engine has not evicted.
+ */
+export const BLOCKS_PER_REPLICA = 20_000;
+/**
+ * A replica takes a request for its cached prefix only while it has at most this many times its share
+ * of the model's requests in flight (plus one): past it the request goes elsewhere, and a popular
+ * prefix spreads over replicas instead of queueing on one.
+ */
+export const LOAD_FACTOR = 1.5;
+
+/**
+ * The prompt's text as blocks of BLOCK_CHARS, each named by a hash of it and of every block before it:
+ * two prompts share their first n names exactly when they share their first n blocks of text (but for
+ * hash collisions, which cost one cache miss). The last partial block is left out: an engine caches
+ * whole blocks only.
+ */
+export function promptBlocks(text: string): number[] {
+  const blocks: number[] = [];
+  let hash = 0x811c9dc5;
+  const whole = text.length - (text.length % BLOCK_CHARS);
+  for (let i = 0; i < whole; i++) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+    if ((i + 1) % BLOCK_CHARS === 0) blocks.push(hash >>> 0);
+  }
+  return blocks;
+}
+
+/** The text an engine caches for a request: its chat messages in order (role and content), or its prompt. */
+export function promptText(body: Record<string, unknown>): string {
+  const messages = body.messages;
+  if (Array.isArray(messages)) {
+    let text = '';
+    for (const message of messages) {
+      const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+      text += `<${String(role)}>${contentText(content)}`;
+    }
+    return text;
+  }
+  return contentText(body.prompt ?? body.input);
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content)
+    text += typeof part === 'string' ? part : contentText((part as { text?: unknown })?.text);
+  return text;
+}
+
+/**
+ * Routing by prompt prefix (SGLang router's `cache_aware` idea): each replica's recent prompt blocks,
+ * an approximate picture of its KV cache (least recently used blocks forgotten past BLOCKS_PER_REPLICA).
+ * A request goes to the replica that shares the longest prefix with it, among those within their share
+ * of the load (LOAD_FACTOR); with no shared prefix, to the one with the fewest in flight. Its blocks are
+ * then counted as held by the replica it went to.
+ */
+export class PrefixRouter {
+  /** Per replica, its blocks in order of last use (a Set keeps insertion order: the first is the oldest). */
+  private readonly held = new Map<string, Set<number>>();
+
+  constructor(private readonly blocksPerReplica = BLOCKS_PER_REPLICA) {}
+
+  readonly choose: ChooseReplica = (request, free, inFlight) => {
+    const blocks = request.blocks;
+    if (!blocks || blocks.length === 0 || free.length < 2) {
+      const upstream = pickReplica(free, inFlight);
+      if (upstream && blocks) this.remember(upstream.id, blocks);
+      return upstream && { upstream, reason: 'least_in_flight' };
+    }
+    let total = 0;
+    for (const upstream of free) total += inFlight(upstream.id);
+    const cap = Math.ceil((LOAD_FACTOR * (total + 1)) / free.length) + 1;
+    let best: (typeof free)[number] | undefined;
+    let bestShared = 0;
+    let bestOverall = 0;
+    for (const upstream of free) {
+      const shared = this.shared(upstream.id, blocks);
+      bestOverall = Math.max(bestOverall, shared);
+      if (shared === 0 || inFlight(upstream.id) + 1 > cap) continue;
+      if (
+        shared > bestShared ||
+        (shared === bestShared && best && inFlight(upstream.id) < inFlight(best.id))
+      ) {
+        best = upstream;
+        bestShared = shared;
+      }
+    }
+    // The replica holding the longest prefix may be over its share: then the next best holder within
+    // its share, else the least loaded (`balanced`: the prefix was not what decided).
+    let reason = bestShared < bestOverall ? 'balanced' : 'prefix';
+    if (!best) {
+      best = pickReplica(free, inFlight);
+      reason = bestOverall > 0 ? 'balanced' : 'least_in_flight';
+    }
+    if (!best) return undefined;
+    this.remember(best.id, blocks);
+    return { upstream: best, reason };
+  };
+
+  /** Forgets replicas the routing table no longer has. */
+  keepOnly(ids: ReadonlySet<string>) {
+    for (const id of this.held.keys()) if (!ids.has(id)) this.held.delete(id);
+  }
+
+  /** Leading blocks of `blocks` the replica holds. */
+  private shared(id: string, blocks: readonly number[]): number {
+    const held = this.held.get(id);
+    if (!held) return 0;
+    let count = 0;
+    while (count < blocks.length && held.has(blocks[count])) count++;
+    return count;
+  }
+
+  private remember(id: string, blocks: readonly number[]) {
+    let held = this.held.get(id);
+    if (!held) {
+      held = new Set();
+      this.held.set(id, held);
+    }
+    for (const block of blocks) {
+      held.delete(block);
+      held.add(block);
+    }
+    for (const oldest of held) {
+      if (held.size <= this.blocksPerReplica) break;
+      held.delete(oldest);
+    }
+  }
+}
