@@ -98,6 +98,8 @@ export interface GatewayConfig {
   latencyOutlierFactor: number;
   /** How requests pick a replica: by shared prompt prefix within a load bound, or fewest in flight. */
   routing: 'prefix' | 'least-in-flight';
+  /** Processes `llmgw gateway` serves with, sharing its port (gateway/workers.ts); 1: this one. */
+  workers: number;
 }
 
 export interface ScopeCaps {
@@ -274,6 +276,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       healthHealthy: number(env, 'LLMGW_GATEWAY_HEALTH_HEALTHY', 2, { integer: true, min: 1 }),
       latencyOutlierFactor: number(env, 'LLMGW_GATEWAY_LATENCY_OUTLIER', 5, { min: 1.1 }),
       routing: gatewayRouting(env.LLMGW_GATEWAY_ROUTING),
+      workers: number(env, 'LLMGW_GATEWAY_WORKERS', 1, { integer: true, min: 1 }),
     },
     taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
     policy: {

@@ -5,6 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { closedPort } from '../../test/support/ports.ts';
 
 export const PEERS = {
   'vllm-router': { package: 'vllm-router', version: '0.1.17' },
@@ -44,26 +45,21 @@ export async function startPeer(
   policy: string,
 ): Promise<RunningPeer> {
   const venv = installPeer(name);
+  // Each exports Prometheus metrics on a port of its own (29000 by default: two would clash).
   const common = [
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--policy',
-    policy,
-    '--worker-urls',
-    ...workers,
+    ...['--host', '127.0.0.1', '--port', String(port), '--policy', policy],
+    ...['--prometheus-port', String(await closedPort()), '--worker-urls', ...workers],
   ];
   const child =
     name === 'sglang-router'
       ? spawn(
           join(venv, 'bin', 'python'),
-          ['-m', 'sglang_router.launch_router', ...common, '--log-level', 'warn'],
+          ['-m', 'sglang_router.launch_router', ...common, '--log-level', 'error'],
           {
             stdio: ['ignore', 'ignore', 'pipe'],
           },
         )
-      : spawn(join(venv, 'bin', 'vllm-router'), [...common, '--log-level', 'warn'], {
+      : spawn(join(venv, 'bin', 'vllm-router'), [...common, '--log-level', 'error'], {
           stdio: ['ignore', 'ignore', 'pipe'],
         });
   let errors = '';

@@ -1,5 +1,6 @@
 import { pickReplica } from './balancer.ts';
 import type { ChooseReplica } from './forwarder.ts';
+import type { Upstream } from './routing-table.ts';
 
 /**
  * Characters of prompt text per block: about 16 tokens, the KV cache's usual block (vLLM's default
@@ -59,6 +60,35 @@ function contentText(content: unknown): string {
 }
 
 /**
+ * Where a prefix no replica holds goes: of the replicas with the fewest in flight, the one whose name
+ * hashed with the prefix's first block is highest (rendezvous hashing), not one at random. Gateways
+ * and gateway workers that do not share their prefix trees then put a new prefix on the same replica
+ * while the loads they see are alike, and its next requests find it there whichever one they reach.
+ */
+function placeNew(
+  first: number,
+  free: readonly Upstream[],
+  inFlight: (id: string) => number,
+): Upstream | undefined {
+  let fewest = Number.POSITIVE_INFINITY;
+  for (const upstream of free) fewest = Math.min(fewest, inFlight(upstream.id));
+  let chosen: Upstream | undefined;
+  let highest = -1;
+  for (const upstream of free) {
+    if (inFlight(upstream.id) !== fewest) continue;
+    let hash = first;
+    for (let i = 0; i < upstream.id.length; i++)
+      hash = Math.imul(hash ^ upstream.id.charCodeAt(i), 0x01000193);
+    hash = Math.imul(hash ^ (hash >>> 15), 0x2c1b3c6d) >>> 0;
+    if (hash > highest) {
+      highest = hash;
+      chosen = upstream;
+    }
+  }
+  return chosen;
+}
+
+/**
  * Routing by prompt prefix (SGLang router's `cache_aware` idea): each replica's recent prompt blocks,
  * an approximate picture of its KV cache (least recently used blocks forgotten past BLOCKS_PER_REPLICA).
  * A request goes to the replica that shares the longest prefix with it, among those within their share
@@ -100,7 +130,7 @@ export class PrefixRouter {
     // its share, else the least loaded (`balanced`: the prefix was not what decided).
     let reason = bestShared < bestOverall ? 'balanced' : 'prefix';
     if (!best) {
-      best = pickReplica(free, inFlight);
+      best = bestOverall > 0 ? pickReplica(free, inFlight) : placeNew(blocks[0], free, inFlight);
       reason = bestOverall > 0 ? 'balanced' : 'least_in_flight';
     }
     if (!best) return undefined;

@@ -15,6 +15,7 @@ import { createGatewayMetrics } from './metrics.ts';
 import { PrefixRouter } from './prefix-routing.ts';
 import { ReplicaHealth } from './replica-health.ts';
 import { RoutingTable } from './routing-table.ts';
+import { isGatewayWorker } from './workers.ts';
 
 export interface RunningGateway {
   url: string;
@@ -37,7 +38,9 @@ export async function startGateway(options: {
   const { config, sql } = options;
   const log = options.log ?? console;
   const source = `${GATEWAY_SOURCE}${config.gateway.instance}`;
-  const table = new RoutingTable(sql, log, Date.now, config.policy);
+  // A worker of several (workers.ts) sends each replica its share of the replica's slots.
+  const slotShare = isGatewayWorker() ? config.gateway.workers : 1;
+  const table = new RoutingTable(sql, log, Date.now, config.policy, slotShare);
   const health = new ReplicaHealth(config.gateway);
   const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy, Date.now, log);
   const reporter = new LoadReporter(

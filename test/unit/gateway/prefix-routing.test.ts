@@ -76,6 +76,18 @@ describe('PrefixRouter', () => {
     assert.deepEqual([chosen.upstream.id, chosen.reason], ['r2', 'least_in_flight']);
   });
 
+  it('two routers that share nothing put a new prefix on the same replica while their loads are alike', () => {
+    const idle = () => 0;
+    for (let conversation = 0; conversation < 20; conversation++) {
+      const text = `${conversation} ${system}`;
+      const [a, b] = [new PrefixRouter(), new PrefixRouter()];
+      assert.equal(
+        a.choose(request(text), replicas, idle)!.upstream.id,
+        b.choose(request(text), [...replicas].reverse(), idle)!.upstream.id,
+      );
+    }
+  });
+
   it('never sends a request to a replica over its share of the load when another is under it (property)', () => {
     fc.assert(
       fc.property(
