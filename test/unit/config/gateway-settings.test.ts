@@ -33,6 +33,7 @@ describe("the gateway's timeouts, retries, health checks and routing", () => {
     assert.equal(gateway.healthIntervalMs, 5000);
     assert.equal(gateway.maxBodyBytes, 8 * 1024 * 1024);
     assert.equal(gateway.routing, 'prefix');
+    assert.equal(gateway.workers, 1);
   });
 
   it('takes each from its variable, and refuses what is out of range with the variable named', () => {
