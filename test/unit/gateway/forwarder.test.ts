@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, describe, it, mock } from 'node:test';
 import { Registry } from 'prom-client';
 import { type GatewayConfig, readConfig } from '../../../src/config.ts';
+import { REFUSALS, type Refusal } from '../../../src/gateway/errors.ts';
 import { Forwarder, leastInFlight } from '../../../src/gateway/forwarder.ts';
 import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
@@ -166,6 +167,66 @@ describe('Forwarder', () => {
     const again = await post(gateway);
     assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
     assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+
+  it('a replica that sends no first byte within the first-byte timeout is given up on, the request answered by another, with its x-request-id passed on', async () => {
+    const { forwarder, stop, metrics } = setUp(() => [], { firstByteTimeoutMs: 200 });
+    const hung = { id: 'hung', endpoint: '', requests: 0 };
+    hung.endpoint = `${await listen(() => {
+      hung.requests++; // never answers, as a stopped engine
+    })}/v1`;
+    let seenId: string | undefined;
+    const good = {
+      id: 'good',
+      endpoint: `${await listen((req, res) => {
+        seenId = req.headers['x-request-id'] as string;
+        res.end('{"ok":"good"}');
+      })}/v1`,
+    };
+    const gateway = (await gatewayOf(forwarder, [hung, good])).url;
+    mock.method(Math, 'random', () => 0); // the first of the tied replicas: the hung one
+    const sentAt = performance.now();
+    const answer = await post(gateway);
+    assert.deepEqual([answer.status, await answer.json()], [200, { ok: 'good' }]);
+    assert.equal(answer.headers.get('x-request-id'), 'test');
+    assert.equal(seenId, 'test');
+    assert.equal(hung.requests, 1);
+    assert.ok(performance.now() - sentAt >= 200, 'it waited the timeout first');
+    const errors = await metrics.registry.getSingleMetric('llmgw_gateway_replica_errors_total')!.get();
+    assert.deepEqual(
+      errors.values.map((v) => [v.labels.replica, v.labels.kind, v.value]),
+      [['hung', 'first_byte_timeout', 1]],
+    );
+    stop();
+  });
+
+  it('an answer that does not begin within the request timeout is 504, and tried nowhere else', async () => {
+    const { forwarder, stop } = setUp(() => [], { firstByteTimeoutMs: 5000, requestTimeoutMs: 150 });
+    let requests = 0;
+    const hung = { id: 'hung', endpoint: `${await listen(() => void requests++)}/v1` };
+    const other = { id: 'other', endpoint: `${await listen(() => void requests++)}/v1` };
+    const refusals: string[] = [];
+    const url = await listen(async (req, res) => {
+      req.resume();
+      await new Promise((resolve) => req.once('end', resolve));
+      const request = {
+        model: 'm',
+        path: '/chat/completions',
+        body: Buffer.from('{}'),
+        client: res,
+        arrivedAt: performance.now(),
+        requestId: 'r',
+      };
+      await forwarder.forward(request, [hung, other]).catch((refusal: Refusal) => {
+        refusals.push(refusal.kind);
+        res.writeHead(REFUSALS[refusal.kind].status).end();
+      });
+    });
+    const answer = await post(url);
+    assert.equal(answer.status, 504);
+    assert.deepEqual(refusals, ['upstream_timeout']);
+    assert.equal(requests, 1);
     stop();
   });
 
