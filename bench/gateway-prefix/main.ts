@@ -1,11 +1,11 @@
 // Prefix-aware routing against least-in-flight and sglang-router's cache_aware, on a workload whose
 // requests share prefixes (bench/gateway-prefix/load.ts: multi-turn conversations resending their
-// history, opening with one of 24 long system prompts) and 4 simulated engines with a prefix cache
-// (30,000 tokens each, 0.25 ms per prompt token not cached). Each router gets fresh engines (empty
-// caches) and the same conversations; the clients and engines run in processes of their own, llmgw's
-// gateways in this one. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
+// history, opening with one of 40 system prompts of 1,000 words) and 4 simulated engines with a
+// prefix cache (30,000 tokens each, 0.25 ms per prompt token not cached), in interleaved rounds. Each
+// run gets fresh engines (empty caches) and the round's conversations; the clients and engines run in
+// processes of their own, llmgw's gateways in this one. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
 // share of prompt tokens one engine got (1.0: a quarter each).
-// Reproduce: npm run bench -- gateway-prefix [--seconds 20] [--users 32] [--no-peers]
+// Reproduce: npm run bench -- gateway-prefix [--seconds 15] [--rounds 2] [--users 32] [--no-peers]
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,8 @@ import { startPeer } from '../support/peer-routers.ts';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '20' },
+    seconds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '2' },
     users: { type: 'string', default: '32' },
     'no-peers': { type: 'boolean', default: false },
   },
@@ -80,7 +81,6 @@ const lifGateway = await runGateway({
   port: 0,
   log: { warn() {}, error: console.error },
 });
-const rows: string[] = [];
 const results: Record<string, number> = {};
 try {
   await stack.call('POST', '/api/v1/orgs', { name: 'Bench' });
@@ -103,34 +103,65 @@ try {
       async (urls) => startPeer('sglang-router', await closedPort(), urls, 'cache_aware'),
     ]);
   }
+  const rounds = Number(values.rounds);
   console.log(
-    `${values.users} users, ${values.seconds} s per router, ${ENGINES} simulated engines with a prefix cache`,
+    `${values.users} users, ${rounds} interleaved rounds of ${values.seconds} s per router, ${ENGINES} simulated engines with a prefix cache, fresh for each run`,
   );
-  console.log('router | TTFT p50 (ms) | TTFT p99 (ms) | cache hit rate | largest share | requests (failed)');
-  for (const [name, start] of routers) {
-    const engines = await startEngines();
-    await stack.sql`delete from replicas`;
-    for (const [i, url] of engines.urls.entries()) {
-      await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
-        values (${`bench-${i}`}, 'bench', 'cpu', 'cpu-1', ${stack.sql.json({ cores: 1 })}, 'ready', ${`${url}/v1`})`;
+  const runs = new Map<
+    string,
+    { ttfts: number[]; failed: number; hits: number; queries: number; share: number[] }
+  >();
+  for (let round = 0; round < rounds; round++) {
+    const order = [...routers.slice(round % routers.length), ...routers.slice(0, round % routers.length)];
+    for (const [name, start] of order) {
+      const engines = await startEngines();
+      await stack.sql`delete from replicas`;
+      // New names each run: what a gateway remembers of the last run's replicas is no use to these.
+      for (const [i, url] of engines.urls.entries()) {
+        await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
+          values (${`bench-${round}-${name.replace(/\W/g, '')}-${i}`}, 'bench', 'cpu', 'cpu-1',
+            ${stack.sql.json({ cores: 1 })}, 'ready', ${`${url}/v1`})`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const router = await start(engines.urls);
+      const argv = [
+        '--import',
+        'tsx',
+        here('./load.ts'),
+        router.url,
+        key,
+        values.users!,
+        values.seconds!,
+        String(7 + round),
+      ];
+      const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
+      const load = JSON.parse(stdout) as Load;
+      const counts = await cacheCounts(engines.urls);
+      if (name.startsWith('llmgw'))
+        console.log(`  round ${round + 1}, ${name}: choices ${await selections(router.url)}`);
+      await router.stop();
+      engines.child.stdin!.end();
+      const queries = counts.reduce((sum, c) => sum + c.queries, 0);
+      const run = runs.get(name) ?? { ttfts: [], failed: 0, hits: 0, queries: 0, share: [] };
+      run.ttfts.push(...load.ttfts);
+      run.failed += load.failed;
+      run.hits += counts.reduce((sum, c) => sum + c.hits, 0);
+      run.queries += queries;
+      run.share.push(Math.max(...counts.map((c) => c.queries)) / (queries / ENGINES));
+      runs.set(name, run);
     }
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    const router = await start(engines.urls);
-    const argv = ['--import', 'tsx', here('./load.ts'), router.url, key, values.users!, values.seconds!, '7'];
-    const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
-    const load = JSON.parse(stdout) as Load;
-    const counts = await cacheCounts(engines.urls);
-    if (name.startsWith('llmgw')) console.log(`  ${name}: choices ${await selections(router.url)}`);
-    await router.stop();
-    engines.child.stdin!.end();
-    const queries = counts.reduce((sum, c) => sum + c.queries, 0);
-    const hitRate = counts.reduce((sum, c) => sum + c.hits, 0) / queries;
-    const share = Math.max(...counts.map((c) => c.queries)) / (queries / ENGINES);
-    const [p50, p99] = [quantile(load.ttfts, 0.5), quantile(load.ttfts, 0.99)];
-    rows.push(
-      `${name} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${(hitRate * 100).toFixed(1)} % | ${share.toFixed(2)} | ${load.ttfts.length} (${load.failed})`,
+  }
+  console.log(
+    '\n| router | TTFT p50 (ms) | TTFT p99 (ms) | cache hit rate | largest share | requests (failed) |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, run] of runs) {
+    const hitRate = run.hits / run.queries;
+    const share = Math.max(...run.share);
+    const [p50, p99] = [quantile(run.ttfts, 0.5), quantile(run.ttfts, 0.99)];
+    console.log(
+      `| ${name} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${(hitRate * 100).toFixed(1)} % | ${share.toFixed(2)} | ${run.ttfts.length} (${run.failed}) |`,
     );
-    console.log(rows.at(-1));
     const tag = name
       .replace(/^llmgw /, '')
       .replace(/ .*/, '')
