@@ -50,27 +50,13 @@ const quantile = (samples: number[], q: number) => {
 
 /** `llmgw gateway` as a process of its own on `port`, reading the stack's store; resolves once it answers. */
 async function startLlmgw(stack: Awaited<ReturnType<typeof startStack>>, port: number) {
-  const {
-    host,
-    port: dbPort,
-    database,
-    user,
-    pass,
-  } = stack.sql.options as unknown as {
-    host: string[];
-    port: number[];
-    database: string;
-    user: string;
-    pass: string | null;
-  };
-  const databaseUrl = `postgres://${encodeURIComponent(user)}${pass ? `:${encodeURIComponent(pass)}` : ''}@${host[0]}:${dbPort[0]}/${database}`;
   // To profile the gateway alone: GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
   const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, 'bin/llmgw.mjs', 'gateway'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       LLMGW_TASK_QUEUE: stack.config.taskQueue,
       LLMGW_GATEWAY_PORT: String(port),
