@@ -144,7 +144,7 @@ function victimNote(view: View, decision: Decision, victim: Victim) {
   };
 }
 
-export type Admission = { admitted: true; replica: Replica } | { admitted: false; why: string };
+export type StartAdmission = { admitted: true; replica: Replica } | { admitted: false; why: string };
 
 /**
  * Lets a reserved replica start when what runs on its node and what was reserved there before it fit
@@ -152,8 +152,8 @@ export type Admission = { admitted: true; replica: Replica } | { admitted: false
  * two starts on a node never both see the same room. A replica already starting is admitted again,
  * so a retried activity hands it to the driver once more; not yet is a normal answer.
  */
-export async function admitStart(sql: Sql, replicaId: string): Promise<Admission> {
-  return transaction(sql, async (tx): Promise<Admission> => {
+export async function admitStart(sql: Sql, replicaId: string): Promise<StartAdmission> {
+  return transaction(sql, async (tx): Promise<StartAdmission> => {
     const [row] = await tx<{ node: string }[]>`select node from replicas where id = ${replicaId}`;
     if (!row) return { admitted: false, why: `there is no replica ${replicaId}` };
     const [node] = await tx<ClusterNode[]>`

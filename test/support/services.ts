@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newSecret } from '../../src/api/auth/secrets.ts';
 import { type TemporalKind, temporalKind } from '../../src/cli/dev/options.ts';
 import { freePort, freePortBlock } from '../../src/cli/dev/ports.ts';
 import {
@@ -13,6 +12,7 @@ import {
   temporalDatabaseUrl,
 } from '../../src/cli/dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
+import { newSecret } from '../../src/contracts/secrets.ts';
 import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 
 export interface Services {
