@@ -8,7 +8,7 @@ import { openAiErrorBody, REFUSALS, Refusal } from './errors.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { GatewayKeys } from './keys.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { promptBlocks, promptText } from './prefix-routing.ts';
+import { requestBlocks } from './prefix-routing.ts';
 import { readRoutedRequest } from './request-body.ts';
 import type { RoutingTable } from './routing-table.ts';
 
@@ -76,7 +76,7 @@ export function createGatewayApp(parts: GatewayParts) {
           body: request.body,
           arrivedAt,
           requestId,
-          blocks: parts.prefixRouting ? promptBlocks(promptText(request.fields)) : undefined,
+          blocks: parts.prefixRouting ? requestBlocks(request.fields) : undefined,
         };
         await forwarder.forward({ ...forwarded, client: c.env.outgoing }, replicas);
         return RESPONSE_ALREADY_SENT;

@@ -20,43 +20,82 @@ export const BLOCKS_PER_REPLICA = 20_000;
 export const LOAD_FACTOR = 1.5;
 
 /**
- * The prompt's text as blocks of BLOCK_CHARS, each named by a hash of it and of every block before it:
+ * A prompt's text as blocks of BLOCK_CHARS, each named by a hash of it and of every block before it:
  * two prompts share their first n names exactly when they share their first n blocks of text (but for
  * hash collisions, which cost one cache miss). The last partial block is left out: an engine caches
- * whole blocks only.
+ * whole blocks only. The text is hashed piece by piece as it comes (`add`), never joined into one
+ * string: a request's prompt can be long, and this runs for every request.
  */
-export function promptBlocks(text: string): number[] {
-  const blocks: number[] = [];
-  let hash = 0x811c9dc5;
-  const whole = text.length - (text.length % BLOCK_CHARS);
-  for (let i = 0; i < whole; i++) {
-    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    if ((i + 1) % BLOCK_CHARS === 0) blocks.push(hash >>> 0);
+export class BlockHasher {
+  readonly blocks: number[] = [];
+  private hash = 0x811c9dc5;
+  private filled = 0;
+
+  add(text: string) {
+    let { hash, filled } = this;
+    for (let i = 0; i < text.length; i++) {
+      hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+      if (++filled === BLOCK_CHARS) {
+        this.blocks.push(hash >>> 0);
+        filled = 0;
+      }
+    }
+    this.hash = hash;
+    this.filled = filled;
   }
-  return blocks;
 }
 
-/** The text an engine caches for a request: its chat messages in order (role and content), or its prompt. */
+/** The blocks of a text (BlockHasher). */
+export function promptBlocks(text: string): number[] {
+  const hasher = new BlockHasher();
+  hasher.add(text);
+  return hasher.blocks;
+}
+
+/**
+ * The blocks of what an engine caches for a request: its chat messages in order (role and content),
+ * or its prompt; what promptText gives, without building it.
+ */
+export function requestBlocks(body: Record<string, unknown>): number[] {
+  const hasher = new BlockHasher();
+  addPrompt(hasher, body);
+  return hasher.blocks;
+}
+
+/** The text an engine caches for a request, as requestBlocks reads it (for tests and sentences). */
 export function promptText(body: Record<string, unknown>): string {
+  let text = '';
+  addPrompt(
+    {
+      add(piece: string) {
+        text += piece;
+      },
+    },
+    body,
+  );
+  return text;
+}
+
+function addPrompt(hasher: Pick<BlockHasher, 'add'>, body: Record<string, unknown>) {
   const messages = body.messages;
   if (Array.isArray(messages)) {
-    let text = '';
     for (const message of messages) {
       const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
-      text += `<${String(role)}>${contentText(content)}`;
+      hasher.add(`<${String(role)}>`);
+      addContent(hasher, content);
     }
-    return text;
+    return;
   }
-  return contentText(body.prompt ?? body.input);
+  addContent(hasher, body.prompt ?? body.input);
 }
 
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  let text = '';
-  for (const part of content)
-    text += typeof part === 'string' ? part : contentText((part as { text?: unknown })?.text);
-  return text;
+function addContent(hasher: Pick<BlockHasher, 'add'>, content: unknown) {
+  if (typeof content === 'string') return hasher.add(content);
+  if (!Array.isArray(content)) return;
+  for (const part of content) {
+    if (typeof part === 'string') hasher.add(part);
+    else addContent(hasher, (part as { text?: unknown })?.text);
+  }
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   PrefixRouter,
   promptBlocks,
   promptText,
+  requestBlocks,
 } from '../../../src/gateway/prefix-routing.ts';
 
 const replicas = ['r1', 'r2', 'r3', 'r4'].map((id) => ({ id, endpoint: `http://127.0.0.1:1/${id}/v1` }));
@@ -28,6 +29,20 @@ describe('promptBlocks', () => {
           const whole = Math.floor(shared.length / BLOCK_CHARS);
           assert.deepEqual(x.slice(0, whole), y.slice(0, whole));
           assert.equal(x.length, Math.floor((shared + a).length / BLOCK_CHARS));
+        },
+      ),
+    );
+  });
+
+  it("names a request's blocks as those of its prompt's text, built or not (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('system', 'user', 'assistant'), fc.string({ maxLength: 150 })), {
+          maxLength: 6,
+        }),
+        (pieces) => {
+          const body = { messages: pieces.map(([role, content]) => ({ role, content })) };
+          assert.deepEqual(requestBlocks(body), promptBlocks(promptText(body)));
         },
       ),
     );
