@@ -50,6 +50,8 @@ export interface PassPlan {
   decision: Decision;
   /** The places that follow a place in the same pass (policy/burst.ts); absent when there are none. */
   alsoPlace?: Decision[];
+  /** Replicas drained with a removal's own (policy/burst.ts moreRemovals); absent when there are none. */
+  alsoRemove?: string[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
@@ -120,7 +122,7 @@ export function createActivities(deps: ActivityDeps) {
         const model = view.models.get(input.model);
         if (!model) return { exists: false as const };
         const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
-        const { decision, alsoPlace, startable, resyncMs } = decidePass(
+        const { decision, alsoPlace, alsoRemove, startable, resyncMs } = decidePass(
           view,
           model.name,
           { ...input.memory, backedOffUntil: backoff },
@@ -135,6 +137,7 @@ export function createActivities(deps: ActivityDeps) {
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
           ...(alsoPlace.length > 0 && { alsoPlace }),
+          ...(alsoRemove.length > 0 && { alsoRemove }),
           startable,
           backedOffUntil: backoff,
           resyncMs,

@@ -235,7 +235,9 @@ async function pass(
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
-    await steps.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
+    // A bursty model may shed several in one pass: one drain for all of them (plans from before have none).
+    const replicaIds = [decision.replica, ...(plan.alsoRemove ?? [])];
+    await steps.drainReplicas({ replicaIds, reason: decision.reason });
   }
   // A resync that again did nothing for the same reason to wait (if any) has nothing to record: the
   // store would skip it too (nothing else records for the model without waking its reconciler).
