@@ -5,6 +5,8 @@ import type { ReplicaState } from '../domain/cluster.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
+import { admitStart } from '../placement/admit-start.ts';
+import { reserve } from '../placement/reserve.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { looksAgainAfter } from '../policy/burst.ts';
 import { refusedDecision } from '../policy/decide.ts';
@@ -17,7 +19,6 @@ import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { applyReplicaReport, type ReplicaReport } from '../store/replica-reports.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
-import { admitStart, reserve } from '../store/reservations.ts';
 import { type LiveReading, type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
@@ -33,6 +34,8 @@ export interface ActivityDeps {
   onReplicaSettled?: (model: string, node: string, state: ReplicaState) => Promise<void>;
   /** Called when a reclaim or preemption was reserved: its victims drain (metrics). */
   onVictims?: (decision: Decision) => void;
+  /** Builds the views passes plan on (policy/view.ts buildView; tests count its calls). */
+  buildView?: typeof buildView;
 }
 
 /** A decision of a burst, and the ID of the replica it reserves. */
@@ -63,6 +66,7 @@ const LIVE_STATE_MAX_AGE_MS = 5_000;
 export function createActivities(deps: ActivityDeps) {
   const { sql, driver, config } = deps;
   const now = deps.now ?? Date.now;
+  const build = deps.buildView ?? buildView;
 
   // The worker's passes share one read of the live state at a time, and the view built on it: resyncs
   // for a few seconds, so idle models cost the store a read per worker, not one each; passes woken by a
@@ -85,7 +89,7 @@ export function createActivities(deps: ActivityDeps) {
       built = {
         policy,
         live,
-        view: buildView({ now: live.at, settings: config.policy, ...policy, ...live.reading.state }),
+        view: build({ now: live.at, settings: config.policy, ...policy, ...live.reading.state }),
       };
     }
     return built.view;
@@ -167,10 +171,13 @@ export function createActivities(deps: ActivityDeps) {
       const also = input.also ?? [];
       const planned = [input.decision, ...also.map((step) => step.decision)];
       const ids = [input.replicaId, ...also.map((step) => step.replicaId)];
+      // The view the pass planned on: checked on again under the lock when nothing it holds changed.
       const earlier = built
-        ? { reading: built.live.reading, measurements: built.policy.measurements }
+        ? { reading: built.live.reading, measurements: built.policy.measurements, view: built.view }
         : undefined;
-      const reservation = await guarded(() => reserve(sql, planned, ids, config.policy, now(), earlier));
+      const reservation = await guarded(() =>
+        reserve(sql, planned, ids, config.policy, now(), earlier, build),
+      );
       if (!reservation.reserved) {
         const why = reservation.why;
         return {
