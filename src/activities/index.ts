@@ -10,6 +10,7 @@ import { reserve } from '../placement/reserve.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { looksAgainAfter } from '../policy/burst.ts';
 import { refusedDecision } from '../policy/decide.ts';
+import { victimPhrase } from '../policy/explain.ts';
 import { decidePass } from '../policy/pass.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { sharedReading } from '../shared-reading.ts';
@@ -253,8 +254,11 @@ export function createActivities(deps: ActivityDeps) {
       skipIfUnchanged: boolean;
       also?: { decision: Decision; replica: string }[];
     }) {
+      // A preemption's record names its victims, each with its owner: reading hides those of scopes the
+      // reader does not see (api/decisions-shown.ts).
+      const victims = input.decision.victims?.map((v) => ({ owner: v.owner, phrase: victimPhrase(v) }));
       await guarded(() =>
-        recordDecisions(sql, input.decision, input.replica, input.skipIfUnchanged, input.also ?? []),
+        recordDecisions(sql, input.decision, input.replica, input.skipIfUnchanged, input.also ?? [], victims),
       );
     },
   };
