@@ -48,12 +48,13 @@ export interface Reserved {
 export interface PassPlan {
   exists: true;
   deleting: boolean;
-  owner: string | null;
+  /** The owner's scope key; '' for none (as the search attribute holds it). */
+  owner: string;
   /** The owner as people name it (`Acme/ml`); '' for none. */
   ownerPath: string;
   decision: Decision;
-  /** The places that follow a place in the same pass (policy/burst.ts); absent when there are none. */
-  alsoPlace?: Decision[];
+  /** The places that follow a place in the same pass (policy/burst.ts); empty when there are none. */
+  alsoPlace: Decision[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
@@ -136,10 +137,10 @@ export function createActivities(deps: ActivityDeps) {
         return {
           exists: true as const,
           deleting: model.deleting ?? false,
-          owner: model.owner,
+          owner: model.owner ?? '',
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
-          ...(alsoPlace.length > 0 && { alsoPlace }),
+          alsoPlace,
           startable,
           backedOffUntil: backoff,
           resyncMs,
@@ -150,17 +151,17 @@ export function createActivities(deps: ActivityDeps) {
     /**
      * Commits a pass's burst in one transaction: a place, reclaim or preempt decision, and the places
      * that follow it (`also`), or the burst the model makes on the state under the lock when that state
-     * refuses it. Then `decision` is the first reserved and `also` the rest (given back whenever `also`
-     * was given: what was reserved of it). `lookAgain` says whether the reconciler plans again at once
-     * (policy/burst.ts looksAgainAfter); results recorded before it existed lack it, and meant yes.
-     * A refusal is a normal answer, with the decision to record.
+     * refuses it. Then `decision` is the first reserved and `also` the rest (what was reserved of
+     * `also`; empty without it). `lookAgain` says whether the reconciler plans again at once
+     * (policy/burst.ts looksAgainAfter). A refusal is a normal answer, with the decision to record.
+     * One shape: every field, always (docs/architecture.md "Retiring history compatibility").
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
       also?: Reserved[];
     }): Promise<
-      | { reserved: true; decision?: Decision; also?: Reserved[]; at: number; lookAgain?: boolean }
+      | { reserved: true; decision: Decision; also: Reserved[]; at: number; lookAgain: boolean }
       | { reserved: false; why: string; decision: Decision }
     > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
@@ -198,8 +199,8 @@ export function createActivities(deps: ActivityDeps) {
         // After the commit: a view read from then on holds what was reserved.
         at: now(),
         lookAgain: looksAgainAfter([first, ...rest]),
-        ...(first !== input.decision && { decision: first }),
-        ...(input.also && { also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })) }),
+        decision: first,
+        also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })),
       };
     },
 

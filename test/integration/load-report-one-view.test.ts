@@ -71,7 +71,7 @@ describe("a load report's path", () => {
     const plan = await p.activities.planPass({ model, memory: EMPTY_MEMORY });
     assert.ok(plan.exists && plan.decision.action === 'place', 'the pass places');
     await between?.();
-    const also = (plan.alsoPlace ?? []).map((decision, i) => ({ decision, replicaId: `${model}-also-${i}` }));
+    const also = plan.alsoPlace.map((decision, i) => ({ decision, replicaId: `${model}-also-${i}` }));
     return p.activities.reserveReplica({ decision: plan.decision, replicaId: `${model}-first`, also });
   }
 
