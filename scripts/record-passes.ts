@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createActivities } from '../src/activities/index.ts';
 import { PolicyCache } from '../src/activities/policy-cache.ts';
-import type { ClusterDriver } from '../src/cluster/driver.ts';
+import type { ClusterDriver } from '../src/domain/cluster-driver.ts';
 import { RESERVING_ACTIONS } from '../src/domain/decision.ts';
 import type { Model } from '../src/domain/model.ts';
 import {

@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { DEFAULT_AUTH_FAILURE_BURST } from './api/auth/failure-throttle.ts';
 import {
   estimatedBits,
   guessesLog10,
   STRONG_SECRET_BITS,
   STRONG_SECRET_GUESSES_LOG10,
-} from './api/auth/secrets.ts';
-import { MIN_TEMPORAL_KEY_BYTES } from './api/auth/temporal-credentials.ts';
+} from './contracts/secrets.ts';
+import { MIN_TEMPORAL_KEY_BYTES } from './contracts/temporal-credentials.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 import { secretFromEnv } from './secret-file.ts';
 
@@ -81,6 +80,9 @@ export interface ScopeCaps {
 /** LLMGW_MAX_MODELS_PER_SCOPE and LLMGW_MAX_PROJECTS_PER_SCOPE when not set. */
 export const DEFAULT_SCOPE_CAPS: ScopeCaps = { models: 1000, scopes: 100 };
 
+/** How many failed authentications a source address may make at once (LLMGW_AUTH_FAILURE_BURST). */
+export const DEFAULT_AUTH_FAILURE_BURST = 20;
+
 export class ConfigError extends Error {}
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { integer = false, min = 0 } = {}) {
@@ -126,7 +128,7 @@ function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): string | undefined
 
 function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = fromEnvOrFile(env, name);
-  // Only its hash is kept, which protects a long random secret but not a short one (api/auth/secrets.ts);
+  // Only its hash is kept, which protects a long random secret but not a short one (contracts/secrets.ts);
   // and it travels as a bearer token, whose characters are few (RFC 6750).
   if (value && !/^[\w\-.~+/]{32,512}=*$/.test(value)) {
     throw new ConfigError(

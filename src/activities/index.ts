@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ClusterDriver } from '../cluster/driver.ts';
 import type { Config } from '../config.ts';
 import type { ReplicaState } from '../domain/cluster.ts';
+import type { ClusterDriver } from '../domain/cluster-driver.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';

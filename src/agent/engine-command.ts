@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type EngineSpec, PLACEHOLDERS } from '../api/schemas/engine.ts';
+import { type EngineSpec, PLACEHOLDERS } from '../contracts/schemas/engine.ts';
 
 /** What a replica's command line is made of, besides its profile's engine. */
 export interface ReplicaLaunch {

@@ -1,4 +1,4 @@
-import type { EngineSpec } from '../api/schemas/engine.ts';
+import type { EngineSpec } from '../contracts/schemas/engine.ts';
 
 /** A replica's load as its engine counts it: requests it is serving, and those queued for a slot. */
 export interface EngineLoad {

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { EngineSpec } from '../api/schemas/engine.ts';
+import type { EngineSpec } from '../contracts/schemas/engine.ts';
 
 /** What the agent knows of one engine it started, kept on disk so that a restarted agent finds it. */
 export interface EngineRecord {

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
-import { describeIssue } from '../api/http.ts';
-import { ResourcesSchema } from '../api/schemas/resources.ts';
+import { describeIssue } from '../contracts/errors.ts';
+import { ResourcesSchema } from '../contracts/schemas/resources.ts';
 import type { Resources } from '../domain/resources.ts';
 
 /** One GPU as nvidia-smi lists it. */

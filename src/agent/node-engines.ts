@@ -1,5 +1,5 @@
-import { describeIssue } from '../api/http.ts';
-import { EngineSchema, type EngineSpec } from '../api/schemas/engine.ts';
+import { describeIssue } from '../contracts/errors.ts';
+import { EngineSchema, type EngineSpec } from '../contracts/schemas/engine.ts';
 import type { ReplicaToRun } from '../domain/node-work.ts';
 import { resolveRuntime } from '../domain/runtime-params.ts';
 import { type EngineLoad, loadGaugesOf, scrapeLoad } from './engine-metrics.ts';

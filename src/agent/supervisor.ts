@@ -3,8 +3,8 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_START_TIMEOUT_S, type EngineSpec } from '../api/schemas/engine.ts';
 import { childEnvironment } from '../child-process.ts';
+import { DEFAULT_START_TIMEOUT_S, type EngineSpec } from '../contracts/schemas/engine.ts';
 import { hostUrl } from '../domain/node-grant.ts';
 import { ENGINE_VARIABLES, engineCommand } from './engine-command.ts';
 import { tailLines } from './engine-log.ts';

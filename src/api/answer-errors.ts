@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { ApiError, errorBody } from '../contracts/errors.ts';
 import { Conflict, InvalidInput, NotFound, TooMany } from '../domain/errors.ts';
 import { isConnectionError, isUnstorableText, StoreUnavailable } from '../store/db.ts';
-import { ApiError, errorBody } from './http.ts';
 
 /**
  * How the API answers what no route answers: a path it lacks (404) and anything thrown, as

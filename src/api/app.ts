@@ -1,14 +1,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { consoleRouter } from '../console/index.tsx';
+import { authenticate } from '../auth/authenticate.ts';
+import { FailureThrottle } from '../auth/failure-throttle.ts';
+import { type AuthFailures, authFailures } from '../auth/failures.ts';
+import { permits } from '../auth/guard.ts';
+import { DEFAULT_AUTH_FAILURE_BURST } from '../config.ts';
 import { apiMetrics, DEFAULT_METRICS_REFRESH_MS } from '../metrics/api-metrics.ts';
 import { processMetrics } from '../metrics/registry.ts';
 import { sharedReading } from '../shared-reading.ts';
 import { modelNames } from '../store/models.ts';
 import { answerErrors } from './answer-errors.ts';
-import { authenticate } from './auth/authenticate.ts';
-import { DEFAULT_AUTH_FAILURE_BURST, FailureThrottle } from './auth/failure-throttle.ts';
-import { authFailures } from './auth/failures.ts';
-import { permits } from './auth/guard.ts';
 import type { ApiDeps } from './deps.ts';
 import { docsPage } from './docs.ts';
 import { validationHook } from './http.ts';
@@ -30,10 +30,13 @@ import { tokensRouter } from './routes/tokens/index.ts';
 import { treeRouter } from './routes/tree.ts';
 
 /** The HTTP API of API.md: one router per resource under /api/v1, its OpenAPI document and docs. */
-export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = console) {
+export function createApp(
+  deps: ApiDeps,
+  log: Pick<Console, 'warn' | 'error'> = console,
+  failures: AuthFailures = apiAuthFailures(deps, log),
+) {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   const now = deps.now ?? Date.now;
-  const failures = authFailures({ sql: deps.sql, counter: processMetrics.authFailures, log, now });
   const throttle = new FailureThrottle(deps.authFailureBurst ?? DEFAULT_AUTH_FAILURE_BURST);
   const authenticated = authenticate(deps.sql, now, failures, throttle);
   // /readyz and llmgw_reconcilers_missing share one look at Temporal, taken at most every few seconds.
@@ -76,15 +79,6 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
     app.route('/api/v1', router(deps));
   }
   app.route('/api/v1', eventsRouter(deps, log));
-  // The web console reads through the API itself, in-process, as the signed-in token.
-  app.route(
-    '/ui',
-    consoleRouter(deps, (path, init) => app.request(path, init), {
-      temporalWorkflows: deps.temporalWorkflowsUrl ?? 'http://localhost:8233/namespaces/default/workflows',
-      failures,
-      trustProxy: deps.trustProxy ?? false,
-    }),
-  );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -106,3 +100,7 @@ export function createApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = 
   answerErrors(app, log);
   return app;
 }
+
+/** Where the API's refused authentications are counted and logged (the console's sign-ins share it). */
+export const apiAuthFailures = (deps: ApiDeps, log: Pick<Console, 'warn' | 'error'>): AuthFailures =>
+  authFailures({ sql: deps.sql, counter: processMetrics.authFailures, log, now: deps.now ?? Date.now });

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
+import { visibility } from '../auth/guard.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { PREEMPTED, preemptedNote, RECLAIMED, reclaimedNote } from '../policy/explain.ts';
 import type { StoredDecision } from '../store/decisions.ts';
-import { visibility } from './auth/guard.ts';
 
 /** What a preemption's sentence says of a victim whose model the reader does not see. */
 export const FOREIGN_VICTIM = 'a replica of another model';

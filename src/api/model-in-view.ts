@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
+import { authorize, identityOf } from '../auth/guard.ts';
+import { type Action, may, sees } from '../contracts/permissions.ts';
 import type { Db } from '../store/db.ts';
 import { getModel, noSuchModel, type StoredModel } from '../store/models.ts';
-import { authorize, identityOf } from './auth/guard.ts';
-import { type Action, may, sees } from './auth/permissions.ts';
 
 /**
  * The model named, when the caller may know of it: it sees the model's owner, or it may do `action` to

@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
+import { identityOf } from '../auth/guard.ts';
 import type { Reconcilers } from '../reconcilers/client.ts';
 import { audited } from '../store/audit.ts';
 import type { Db, Tx } from '../store/db.ts';
 import { lockUntilCommit } from '../store/locks.ts';
 import { getModel } from '../store/models.ts';
-import { identityOf } from './auth/guard.ts';
 
 /** A change made through the API: what it is, the thing it changes, and whom to tell once it is made. */
 export interface Change<T> {

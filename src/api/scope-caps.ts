@@ -1,11 +1,11 @@
 import type { Context } from 'hono';
+import { identityOf } from '../auth/guard.ts';
 import { DEFAULT_SCOPE_CAPS, type ScopeCaps } from '../config.ts';
+import { ApiError } from '../contracts/errors.ts';
 import { parseScopeKey } from '../domain/scope.ts';
 import type { Tx } from '../store/db.ts';
 import { lockUntilCommit } from '../store/locks.ts';
 import { countWithin } from '../store/scope-counts.ts';
-import { identityOf } from './auth/guard.ts';
-import { ApiError } from './http.ts';
 
 const VARIABLE: Record<keyof ScopeCaps, string> = {
   models: 'LLMGW_MAX_MODELS_PER_SCOPE',

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
+import { nameable } from '../auth/guard.ts';
+import { ApiError } from '../contracts/errors.ts';
 import type { Scope, ScopeKey, ScopeKind } from '../domain/scope.ts';
 import { resolveScope } from '../domain/scope-names.ts';
-import { nameable } from './auth/guard.ts';
-import { ApiError } from './http.ts';
 
 /**
  * Resolves a scope the way every endpoint does (API.md "Conventions"), among the scopes the caller may

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createFirstAdmin, issueDemoToken } from '../api/auth/bootstrap.ts';
+import { createFirstAdmin, issueDemoToken } from '../auth/bootstrap.ts';
 import { type Config, ConfigError } from '../config.ts';
 import { connect } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { temporalAuth } from '../api/auth/temporal-credentials.ts';
 import type { Config } from '../config.ts';
+import { temporalAuth } from '../contracts/temporal-credentials.ts';
 import { type RunningGateway, startGateway } from '../gateway/start.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
 import type { Sql } from '../store/db.ts';

@@ -77,7 +77,7 @@ async function main(command: string | undefined) {
       const temporalAddress = required(config.temporalAddress, 'TEMPORAL_ADDRESS');
       await migrate(sql);
       if (command === 'serve') {
-        await (await import('../api/auth/bootstrap.ts')).refuseWithoutAdmin(sql, config.adminToken);
+        await (await import('../auth/bootstrap.ts')).refuseWithoutAdmin(sql, config.adminToken);
       }
       const running: { stop(): Promise<void> }[] = [];
       if (command === 'serve') {

@@ -1,14 +1,34 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
-import { createApp } from '../api/app.ts';
-import { storeBootstrapAdmin, storeMetricsToken } from '../api/auth/bootstrap.ts';
-import { nodeCredential, temporalAuth } from '../api/auth/temporal-credentials.ts';
+import { apiAuthFailures, createApp } from '../api/app.ts';
+import type { ApiDeps } from '../api/deps.ts';
+import { storeBootstrapAdmin, storeMetricsToken } from '../auth/bootstrap.ts';
 import { temporalReplicaLogs } from '../cluster/replica-logs.ts';
 import type { Config } from '../config.ts';
+import { consoleRouter } from '../console/index.tsx';
+import { nodeCredential, temporalAuth } from '../contracts/temporal-credentials.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
 import { ensureSearchAttributes, lackedSearchAttributes } from '../reconcilers/search-attribute-check.ts';
 import type { Sql } from '../store/db.ts';
+
+/**
+ * The HTTP API and, at /ui, the web console, which reads through the API itself, in-process, as the
+ * signed-in token. Refused sign-ins are counted and logged with the API's refused tokens.
+ */
+export function serverApp(deps: ApiDeps, log: Pick<Console, 'warn' | 'error'> = console) {
+  const failures = apiAuthFailures(deps, log);
+  const app = createApp(deps, log, failures);
+  app.route(
+    '/ui',
+    consoleRouter(deps, (path, init) => app.request(path, init), {
+      temporalWorkflows: deps.temporalWorkflowsUrl ?? 'http://localhost:8233/namespaces/default/workflows',
+      failures,
+      trustProxy: deps.trustProxy ?? false,
+    }),
+  );
+  return app;
+}
 
 export interface RunningApi {
   url: string;
@@ -43,7 +63,7 @@ export async function startApi(options: {
   });
   const client = new Client({ connection, namespace });
   const soon = <T>(call: () => Promise<T>) => connection.withDeadline(Date.now() + 2000, call);
-  const app = createApp(
+  const app = serverApp(
     {
       sql,
       reconcilers: temporalReconcilers(client, config.taskQueue, log),

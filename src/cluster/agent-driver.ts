@@ -1,14 +1,14 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { DEFAULT_START_TIMEOUT_S } from '../api/schemas/engine.ts';
+import { DEFAULT_START_TIMEOUT_S } from '../contracts/schemas/engine.ts';
 import type { Replica } from '../domain/cluster.ts';
+import type { ClusterDriver } from '../domain/cluster-driver.ts';
 import { type ReplicaOnNodeInput, replicaOnNodeId } from '../domain/node-work.ts';
 import type { Runtime } from '../domain/runtime.ts';
 import type { Sql } from '../store/db.ts';
 import { getModel } from '../store/models.ts';
 import { getRuntime } from '../store/runtimes.ts';
 import type { replicaOnNode } from '../workflows/replica-on-node.ts';
-import type { ClusterDriver } from './driver.ts';
 
 /**
  * Runs the replicas of agents' nodes: each start and each drain is a workflow of its own

@@ -1,7 +1,7 @@
 import type { Replica } from '../domain/cluster.ts';
+import type { ClusterDriver } from '../domain/cluster-driver.ts';
 import type { Sql } from '../store/db.ts';
 import { getNode } from '../store/nodes.ts';
-import type { ClusterDriver } from './driver.ts';
 
 /** Hands each replica to the driver its node names: the simulated cluster, or the node's agent. */
 export class DriverByNode implements ClusterDriver {

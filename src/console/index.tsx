@@ -1,12 +1,12 @@
 import { type Context, Hono } from 'hono';
 import { csrf } from 'hono/csrf';
-import { identifyHash, sourceAddress } from '../api/auth/authenticate.ts';
-import type { AuthFailures } from '../api/auth/failures.ts';
-import { scopeTree } from '../api/auth/guard.ts';
-import { type Identity, may } from '../api/auth/permissions.ts';
-import { hashSecret } from '../api/auth/secrets.ts';
-import type { ApiDeps } from '../api/deps.ts';
+import { identifyHash, sourceAddress } from '../auth/authenticate.ts';
+import type { AuthFailures } from '../auth/failures.ts';
+import { scopeTree } from '../auth/guard.ts';
+import { type Identity, may } from '../contracts/permissions.ts';
+import { hashSecret } from '../contracts/secrets.ts';
 import { createSession, deleteSession, SESSION_ID, sessionToken } from '../store/console-sessions.ts';
+import type { Sql } from '../store/db.ts';
 import { listScopes } from '../store/tenancy.ts';
 import { type ApiFetch, ApiRefusal, apiAs } from './api-client.ts';
 import { assetRoutes } from './assets.ts';
@@ -20,6 +20,12 @@ import { runtimesPage } from './runtimes-page.tsx';
 import { endSession, SESSION_MAX_AGE_S, sessionId, startSession } from './session.ts';
 import { SignInPage } from './sign-in-page.tsx';
 import { treePage } from './tree-page.tsx';
+
+/** What the console reads itself (sessions, tokens, scopes); every figure it shows comes from the API. */
+export interface ConsoleDeps {
+  sql: Sql;
+  now?: () => number;
+}
 
 export interface ConsoleOptions {
   /** The Temporal UI's page of the namespace's workflows, e.g. http://localhost:8233/namespaces/default/workflows. */
@@ -39,7 +45,7 @@ type Env = { Variables: { page: Omit<PageContext, 'query' | 'status' | 'now'> } 
  * The web console at /ui: server-rendered pages drawn from the API's own answers to the signed-in
  * token (`api`, the app's fetch), so that each page shows what the API shows that token.
  */
-export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOptions) {
+export function consoleRouter(deps: ConsoleDeps, api: ApiFetch, options: ConsoleOptions) {
   const now = deps.now ?? Date.now;
   const app = new Hono<Env>();
   // The browser itself holds the console to its own files: nothing loads from elsewhere, no other
@@ -144,7 +150,7 @@ export function consoleRouter(deps: ApiDeps, api: ApiFetch, options: ConsoleOpti
  * API answers them), or a role that reads nothing (403).
  */
 async function signedIn(
-  deps: ApiDeps,
+  deps: ConsoleDeps,
   tokenHash: Buffer,
   now: number,
 ): Promise<

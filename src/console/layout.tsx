@@ -1,5 +1,5 @@
 import type { Child } from 'hono/jsx';
-import { type Action, type Identity, may } from '../api/auth/permissions.ts';
+import { type Action, type Identity, may } from '../contracts/permissions.ts';
 
 /** The console's pages, each shown in the menu only to a token whose role may read what it shows. */
 const PAGES: { path: string; title: string; needs: Action }[] = [

@@ -1,6 +1,6 @@
-import { may } from '../api/auth/permissions.ts';
-import type { ReplicaAnswer } from '../api/routes/replicas.ts';
-import type { ModelSummary } from '../api/schemas/models.ts';
+import { may } from '../contracts/permissions.ts';
+import type { ModelSummary } from '../contracts/schemas/models.ts';
+import type { ReplicaAnswer } from '../contracts/schemas/replicas.ts';
 import { ENDED_STATES } from '../domain/cluster.ts';
 import type { Measurement, Profile } from '../domain/model.ts';
 import { orderProfiles } from '../policy/profiles.ts';

@@ -1,4 +1,4 @@
-import type { ModelSummary } from '../api/schemas/models.ts';
+import type { ModelSummary } from '../contracts/schemas/models.ts';
 import type { Pending } from '../domain/decision.ts';
 import { isPendingCode } from '../domain/decision.ts';
 import { pendingSentence } from '../policy/explain.ts';

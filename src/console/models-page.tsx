@@ -1,4 +1,4 @@
-import type { ModelSummary } from '../api/schemas/models.ts';
+import type { ModelSummary } from '../contracts/schemas/models.ts';
 import { loadHistory } from '../store/changes.ts';
 import { Sparkline } from './figures.tsx';
 import { Page } from './layout.tsx';

@@ -1,4 +1,4 @@
-import type { QuotaPreview } from '../api/routes/quotas/routes.ts';
+import type { QuotaPreviewAnswer } from '../contracts/schemas/quotas.ts';
 import { DIMENSIONS, type Dimension, type Resources } from '../domain/resources.ts';
 import { formatResources } from '../policy/resources.ts';
 import { ApiRefusal } from './api-client.ts';
@@ -15,7 +15,7 @@ const UNITS: Record<Dimension, string> = { gpus: 'GPUs', cores: 'cores', memory_
 export async function quotaPreviewPage(ctx: PageContext) {
   const { query } = ctx;
   const tree = await ctx.api.get<TreeNode[]>('/api/v1/tree');
-  let answer: QuotaPreview | { problem: string } | undefined;
+  let answer: QuotaPreviewAnswer | { problem: string } | undefined;
   if (query.scope) {
     answer = await preview(ctx).catch((error: unknown) => {
       if (!(error instanceof ApiRefusal) || error.status >= 500) throw error;
@@ -76,7 +76,7 @@ export async function quotaPreviewPage(ctx: PageContext) {
 }
 
 /** Asks the API, after reading the form's figures (a field left empty sets nothing). */
-async function preview(ctx: PageContext): Promise<QuotaPreview | { problem: string }> {
+async function preview(ctx: PageContext): Promise<QuotaPreviewAnswer | { problem: string }> {
   const resources = (bound: 'guarantee' | 'limit'): Resources | string => {
     const out: Resources = {};
     for (const d of DIMENSIONS) {
@@ -103,7 +103,7 @@ async function preview(ctx: PageContext): Promise<QuotaPreview | { problem: stri
     ctx.status(400);
     return { problem: wrong as string };
   }
-  return ctx.api.post<QuotaPreview>('/api/v1/quotas/preview', {
+  return ctx.api.post<QuotaPreviewAnswer>('/api/v1/quotas/preview', {
     scope: ctx.query.scope,
     guarantee,
     limit,
@@ -112,7 +112,7 @@ async function preview(ctx: PageContext): Promise<QuotaPreview | { problem: stri
   });
 }
 
-function PreviewAnswer({ preview }: { preview: QuotaPreview }) {
+function PreviewAnswer({ preview }: { preview: QuotaPreviewAnswer }) {
   const none = (list: unknown[]) => (list.length === 0 ? <li>none</li> : null);
   return (
     <section class="preview" data-scope={preview.scope}>

@@ -1,9 +1,9 @@
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { type Context, Hono } from 'hono';
-import { type Action, type Identity, may } from '../api/auth/permissions.ts';
+import { type Action, type Identity, may } from '../contracts/permissions.ts';
 import type { Admission } from './admission.ts';
-import { errorBody, REFUSALS, Refusal } from './errors.ts';
+import { openAiErrorBody, REFUSALS, Refusal } from './errors.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { GatewayKeys } from './keys.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -117,5 +117,5 @@ function refuse(c: Context, refusal: Refusal) {
   if (refusal.retryAfterS !== undefined) c.header('retry-after', String(refusal.retryAfterS));
   // The rest of a body too large is never read: the connection cannot serve another request.
   if (refusal.kind === 'too_large') c.header('connection', 'close');
-  return c.json(errorBody(refusal.kind, refusal.message), status);
+  return c.json(openAiErrorBody(refusal.kind, refusal.message), status);
 }

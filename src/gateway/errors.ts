@@ -31,11 +31,11 @@ export class Refusal extends Error {
 }
 
 /** `{"error": {"message", "type", "param", "code"}}`, as OpenAI answers. */
-export function errorBody(kind: RefusalKind, message: string) {
+export function openAiErrorBody(kind: RefusalKind, message: string) {
   const { type, code } = REFUSALS[kind];
   return { error: { message, type, param: null, code } };
 }
 
 /** The event that ends a stream which failed after its first bytes were sent. */
 export const streamErrorEvent = (message: string) =>
-  `data: ${JSON.stringify(errorBody('upstream_failed', message))}\n\n`;
+  `data: ${JSON.stringify(openAiErrorBody('upstream_failed', message))}\n\n`;

@@ -1,5 +1,5 @@
-import { bearerSecret, identify } from '../api/auth/authenticate.ts';
-import type { Identity } from '../api/auth/permissions.ts';
+import { bearerSecret, identify } from '../auth/authenticate.ts';
+import type { Identity } from '../contracts/permissions.ts';
 import type { Sql } from '../store/db.ts';
 import { Refusal } from './errors.ts';
 

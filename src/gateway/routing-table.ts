@@ -1,4 +1,4 @@
-import { type ScopeTree, scopeTree } from '../api/auth/guard.ts';
+import { type ScopeTree, scopeTree } from '../auth/guard.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from '../domain/snapshot.ts';
 import { concurrencyOf } from '../policy/profiles.ts';

@@ -3,7 +3,7 @@ import { startRefusal } from '../policy/reservation.ts';
 import type { Sql } from '../store/db.ts';
 import { markStarting, underNodeLock } from '../store/reservations.ts';
 
-export type Admission = { admitted: true; replica: Replica } | { admitted: false; why: string };
+export type StartAdmission = { admitted: true; replica: Replica } | { admitted: false; why: string };
 
 /**
  * Lets a reserved replica start when what runs on its node and what was reserved there before it fit
@@ -11,8 +11,8 @@ export type Admission = { admitted: true; replica: Replica } | { admitted: false
  * on a node never both see the same room. A replica already starting is admitted again, so a retried
  * activity hands it to the driver once more; not yet is a normal answer.
  */
-export function admitStart(sql: Sql, replicaId: string): Promise<Admission> {
-  return underNodeLock(sql, replicaId, async (tx, room): Promise<Admission> => {
+export function admitStart(sql: Sql, replicaId: string): Promise<StartAdmission> {
+  return underNodeLock(sql, replicaId, async (tx, room): Promise<StartAdmission> => {
     if ('gone' in room) return { admitted: false, why: room.gone };
     if ('starting' in room) return { admitted: true, replica: room.starting };
     // startRefusal counts the replicas draining for the model, and for this replica.

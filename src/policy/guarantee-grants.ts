@@ -54,7 +54,7 @@ function grantedBeneath(view: View, quota: Quota): Granted[] {
  * The budget a raise in `quota` overruns, or null: a guarantee is granted only out of what the scope
  * above is guaranteed, so the children's guarantees, summed per dimension, stay within the parent's
  * (nothing where the parent sets none). Only a raise is checked: lowering is always allowed.
- * Only an admin may overrun one (api/auth/permissions.ts), and is warned (grantWarnings).
+ * Only an admin may overrun one (contracts/permissions.ts), and is warned (grantWarnings).
  */
 export function overrunBudget(view: View, quota: Quota): GrantBudget | null {
   const before = view.quotas.get(quota.scope)?.guarantee ?? {};

@@ -2,7 +2,7 @@ import type { Replica } from '../domain/cluster.ts';
 import type { Load, Measurement, Model } from '../domain/model.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import { loadOf, loadReading } from './load.ts';
-import { figuresOf, type ModelFigures, modelFigures } from './model-figures.ts';
+import { figuresOfRows, type ModelFigures, modelFigures } from './model-figures.ts';
 import { underSeventyPercent } from './scale-down.ts';
 import type { View } from './view.ts';
 
@@ -49,7 +49,7 @@ export function loadStandingOf(
   settings: PolicySettings,
 ): LoadStanding {
   const byProfile = new Map(rows.measurements.map((m) => [m.profile, m]));
-  const figures = figuresOf(model, rows.replicas, byProfile, settings);
+  const figures = figuresOfRows(model, rows.replicas, byProfile, settings);
   return standing(figures, loadReading(rows.load, now, settings).inFlight ?? 0);
 }
 

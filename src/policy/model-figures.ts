@@ -21,14 +21,19 @@ export interface ModelFigures {
 }
 
 export function modelFigures(view: View, model: Model): ModelFigures {
-  return figuresOf(model, view.replicasOfModel(model.name), view.measurementsOf(model.name), view.settings);
+  return figuresOfRows(
+    model,
+    view.replicasOfModel(model.name),
+    view.measurementsOf(model.name),
+    view.settings,
+  );
 }
 
 /**
  * modelFigures on the model's own rows: its active replicas (oldest first, as a view orders them) and
  * its measurements by profile. What a load report is weighed on needs no view of the whole store.
  */
-export function figuresOf(
+export function figuresOfRows(
   model: Model,
   replicas: readonly Replica[],
   measurements: ReadonlyMap<string, Measurement>,

@@ -267,7 +267,9 @@ export function planPreemption(
     return withoutSpares(view, start, node, taken, need);
   };
   // Protected victims only when the new replica keeps their guarantee's room guaranteed; else without.
-  const choose = (start: Shortage, node: string, candidates: readonly Replica[]) => {
+  // Never room a guarantee off the chain would take back (guaranteeOpened).
+  const choose = (start: Shortage, node: string, all: readonly Replica[]) => {
+    const candidates = openingNoGuarantee(view, model, need, all);
     const victims = greedy(start, node, candidates);
     if (!victims || !guaranteeGivenAway(view, need, victims)) return victims;
     return greedy(
@@ -355,6 +357,89 @@ export function guaranteeGivenAway(view: View, need: Resources, victims: readonl
     if (scope && !keepsGuaranteed(view, scope, need, victims)) return victim;
   }
   return null;
+}
+
+/**
+ * The first victim whose leaving puts a scope off the model's owner chain within its guarantee on a
+ * dimension where it was not, with that scope; or null. Such a victim is borrowed (a protected one is
+ * never taken across scopes), but part of its room is guaranteed room: once it stops, the scope may
+ * reclaim the new replica, which is borrowed when no guarantee of its own chain covers it, and the two
+ * take turns (the property tests found it: a 2-GPU replica of a team holding 7 GPUs under a guarantee
+ * of 6, preempted for a model of a higher priority at the root).
+ */
+export function guaranteeOpened(
+  view: View,
+  model: Model,
+  need: Resources,
+  victims: readonly Replica[],
+): { victim: Replica; scope: ScopeKey } | null {
+  const leaving = new Map<ScopeKey, Resources>();
+  for (const victim of victims) {
+    const scope = takeLeaving(view, model, need, leaving, victim);
+    if (scope) return { victim, scope };
+  }
+  return null;
+}
+
+/** The candidates, in their order, that together open no guarantee off the model's chain. */
+function openingNoGuarantee(
+  view: View,
+  model: Model,
+  need: Resources,
+  candidates: readonly Replica[],
+): Replica[] {
+  const leaving = new Map<ScopeKey, Resources>();
+  return candidates.filter((candidate) => takeLeaving(view, model, need, leaving, candidate) === null);
+}
+
+/**
+ * Adds the victim to what leaves each scope of its chain, unless that opens the guarantee of one off the
+ * model's chain: then returns that scope and changes nothing.
+ */
+function takeLeaving(
+  view: View,
+  model: Model,
+  need: Resources,
+  leaving: Map<ScopeKey, Resources>,
+  victim: Replica,
+): ScopeKey | null {
+  const chain = view.chain(model.owner);
+  const after = new Map(leaving);
+  for (const key of view.chain(view.ownerOf(victim)))
+    after.set(key, add(after.get(key) ?? {}, victim.resources));
+  const before = holdsOnceDrained(view);
+  // The new replica adds to the scopes it shares with its victims.
+  const holdsAfter = (key: ScopeKey) =>
+    subtract(add(before.get(key) ?? {}, chain.includes(key) ? need : {}), after.get(key) ?? {});
+  for (const key of view.chain(view.ownerOf(victim))) {
+    if (chain.includes(key) || !view.quotas.get(key)?.guarantee) continue;
+    const opened = Object.keys(victim.resources).some(
+      (d) =>
+        isOpen(view, key, d as keyof Resources, holdsAfter) &&
+        !isOpen(view, key, d as keyof Resources, (k) => before.get(k) ?? {}),
+    );
+    if (opened) return key;
+  }
+  for (const [key, left] of after) leaving.set(key, left);
+  return null;
+}
+
+/**
+ * Whether `scope` is within its guarantee on `dimension` with these holds: its guarantee and that of
+ * every ancestor that sets the dimension hold more than the scope does (guarantees nest, reclaimingScope).
+ */
+function isOpen(
+  view: View,
+  scope: ScopeKey,
+  dimension: keyof Resources,
+  holds: (key: ScopeKey) => Resources,
+): boolean {
+  const own = view.quotas.get(scope)?.guarantee?.[dimension];
+  if (own === undefined) return false;
+  return view.chain(scope).every((key) => {
+    const guaranteed = view.quotas.get(key)?.guarantee?.[dimension];
+    return guaranteed === undefined || (holds(key)[dimension] ?? 0) < guaranteed;
+  });
 }
 
 /**

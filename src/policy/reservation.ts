@@ -12,6 +12,7 @@ import { canHost } from './placement.ts';
 import {
   blockingRooms,
   guaranteeGivenAway,
+  guaranteeOpened,
   mayPreempt,
   preemptible,
   roomWith,
@@ -107,7 +108,7 @@ function preemptionCheck(view: View, model: Model, serving: number): (victim: Re
 
 /**
  * A preemption: every victim may still be preempted, none is protected by a guarantee the new replica
- * would not keep, and together they still bring every limit that blocks the replica within it and
+ * would not keep, none puts a scope off the model's chain back within its guarantee, and together they still bring every limit that blocks the replica within it and
  * leave it room on its node once they stop (one rule for a limit and for missing room), with none spare.
  */
 function preemptionRefusal(
@@ -123,6 +124,10 @@ function preemptionRefusal(
   if (cannot) return cannot;
   const givenAway = guaranteeGivenAway(view, profile.resources, victims);
   if (givenAway) return guaranteeSentence(givenAway);
+  const opened = guaranteeOpened(view, model, profile.resources, victims);
+  if (opened) {
+    return `victim ${opened.victim.id} would put ${scopeLabel(view.scopes, opened.scope)} back within its guarantee`;
+  }
   const start: Shortage = {
     node: view.freeAfterDrains(decision.node!),
     limits: blockingRooms(view, model, profile.resources),

@@ -15,7 +15,7 @@ import type { ServedRequest } from './serving-pool.ts';
 import { type Controller, replicaConcurrency } from './world.ts';
 
 /** The requests of every model's trace, and the window they span (from the first to the last arrival). */
-export interface Load {
+export interface TraceLoad {
   requests: Map<string, ServedRequest[]>;
   from: number;
   until: number;
@@ -24,7 +24,7 @@ export interface Load {
 /** How long the clock runs on after the last arrival, so that what waits then is served and counted. */
 const TAIL_MS = 60_000;
 
-export function loadTraces(scenario: Scenario, dir?: string): Load {
+export function loadTraces(scenario: Scenario, dir?: string): TraceLoad {
   const traces = new Map(
     scenario.models.map((m) => [
       m.name,
@@ -46,7 +46,7 @@ export function loadTraces(scenario: Scenario, dir?: string): Load {
 /** Replicas of the model's first profile that its peak in flight within [from, until) needs. */
 function replicasForPeak(
   scenario: Scenario,
-  load: Load,
+  load: TraceLoad,
   name: string,
   from?: number,
   until?: number,
@@ -58,7 +58,7 @@ function replicasForPeak(
 }
 
 /** llmgw and its peers, each with its cited defaults and the same per-replica capacity. */
-export function policies(scenario: Scenario, load: Load): Controller[] {
+export function policies(scenario: Scenario, load: TraceLoad): Controller[] {
   return [
     llmgwController(),
     peerController('ray-serve', rayServe()),
@@ -81,7 +81,7 @@ export function policies(scenario: Scenario, load: Load): Controller[] {
  */
 export function runPolicies(
   scenario: Scenario,
-  load: Load,
+  load: TraceLoad,
   onProgress: (policy: string, done: number, of: number) => void = () => {},
 ): { runs: RunResult[]; figures: PolicyFigures[] } {
   const ticks = Math.ceil((load.until - load.from) / 1000);

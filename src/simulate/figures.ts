@@ -17,8 +17,8 @@ export interface PolicyFigures {
   takenAway: number;
 }
 
-/** Nearest-rank percentile of sorted values. */
-export function percentile(sorted: ArrayLike<number>, q: number): number {
+/** Nearest-rank percentile of sorted values (the engine bench interpolates instead, as numpy does). */
+export function nearestRank(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
@@ -39,8 +39,8 @@ export function figuresOf(run: RunResult): PolicyFigures[] {
       policy: run.policy,
       model,
       covered: covered / series.waiting.length,
-      p50WaitMs: percentile(waits, 0.5),
-      p99WaitMs: percentile(waits, 0.99),
+      p50WaitMs: nearestRank(waits, 0.5),
+      p99WaitMs: nearestRank(waits, 0.99),
       gpuHours: (run.cluster.gpuMs.get(model) ?? 0) / 3_600_000,
       started: run.cluster.starts.filter((s) => s.model === model).length,
       largestShortfall: shortfall,

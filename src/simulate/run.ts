@@ -1,6 +1,6 @@
 import type { Scenario } from './scenario.ts';
 import { type ServedRequest, ServingPool } from './serving-pool.ts';
-import { SimCluster } from './sim-cluster.ts';
+import { VirtualCluster } from './virtual-cluster.ts';
 import { bestFitNode, type Controller, readySlots, type World } from './world.ts';
 
 /** One model's load and capacity at each tick. */
@@ -19,7 +19,7 @@ export interface RunResult {
   tickMs: number;
   series: Map<string, ModelSeries>;
   pools: Map<string, ServingPool>;
-  cluster: SimCluster;
+  cluster: VirtualCluster;
 }
 
 export interface RunOptions {
@@ -47,7 +47,7 @@ export function simulate(
   const tickMs = options.tickMs ?? 1000;
   const { from, until } = options;
   const ticks = Math.ceil((until - from) / tickMs);
-  const cluster = new SimCluster(scenario.nodes, scenario);
+  const cluster = new VirtualCluster(scenario.nodes, scenario);
   placeInitial(scenario, cluster, options.initial, from);
   const pools = new Map(scenario.models.map((m) => [m.name, new ServingPool(requests.get(m.name) ?? [])]));
   const series = new Map(
@@ -82,7 +82,12 @@ export function simulate(
  * Ready replicas of each model's first profile, placed by best fit, before the clock starts; those the
  * cluster has no room for are not there (a policy that wants them asks again).
  */
-function placeInitial(scenario: Scenario, cluster: SimCluster, initial: Record<string, number>, at: number) {
+function placeInitial(
+  scenario: Scenario,
+  cluster: VirtualCluster,
+  initial: Record<string, number>,
+  at: number,
+) {
   for (const model of scenario.models) {
     for (let k = 0; k < (initial[model.name] ?? 0); k++) {
       const node = bestFitNode({ now: at, scenario, cluster }, model.profiles[0]);

@@ -5,13 +5,13 @@ import { concurrencyOf } from '../policy/profiles.ts';
 import { buildView } from '../policy/view.ts';
 import type { Scenario } from './scenario.ts';
 import type { ServingPool } from './serving-pool.ts';
-import type { SimCluster } from './sim-cluster.ts';
+import type { VirtualCluster } from './virtual-cluster.ts';
 
 /** What a policy sees and acts on at one tick of the simulated clock. */
 export interface World {
   now: number;
   scenario: Scenario;
-  cluster: SimCluster;
+  cluster: VirtualCluster;
   pools: ReadonlyMap<string, ServingPool>;
   /** Models whose replicas became ready or stopped at this tick. */
   changed: ReadonlySet<string>;

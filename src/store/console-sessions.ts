@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { hashSecret } from '../api/auth/secrets.ts';
+import { hashSecret } from '../contracts/secrets.ts';
 import type { Db } from './db.ts';
 
 /** What a session ID looks like; anything else is no session, and the store is not asked about it. */

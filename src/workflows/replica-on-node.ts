@@ -9,7 +9,7 @@ const controlPlane = proxyActivities<Pick<Activities, 'settleReplica'>>({
 
 /** Beyond a stop's SIGTERM-then-SIGKILL (10 s): what a stop may take on a loaded machine. */
 const STOP_TIMEOUT = '60 seconds';
-/** An agent heartbeats a start this often (src/agent/activities.ts): three missed, it is gone. */
+/** An agent heartbeats a start this often (src/agent/node-activities.ts): three missed, it is gone. */
 const HEARTBEAT_TIMEOUT = '15 seconds';
 
 /**

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { nodeCredential } from '../../src/api/auth/temporal-credentials.ts';
+import { nodeCredential } from '../../src/contracts/temporal-credentials.ts';
 import { reconcilerId } from '../../src/workflows/messages.ts';
 import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent } from '../support/agents.ts';
 import { FAST, gpuProfile, ok, settledAt } from '../support/cluster.ts';

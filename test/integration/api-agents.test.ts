@@ -3,8 +3,8 @@
 // with its replicas (which hold no room and count for nothing in the start backoff) and comes back.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { issueToken } from '../../src/api/auth/issue.ts';
-import { newSecret } from '../../src/api/auth/secrets.ts';
+import { issueToken } from '../../src/auth/issue.ts';
+import { newSecret } from '../../src/contracts/secrets.ts';
 import { newId } from '../../src/store/ids.ts';
 import { loseSilentNodes } from '../../src/store/node-liveness.ts';
 import { recentOutcomes } from '../../src/store/replicas.ts';

@@ -3,9 +3,9 @@
 // LLMGW_ADMIN_TOKEN too short to be kept as a hash refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createFirstAdmin, refuseWithoutAdmin, storeBootstrapAdmin } from '../../src/api/auth/bootstrap.ts';
-import { newSecret } from '../../src/api/auth/secrets.ts';
+import { createFirstAdmin, refuseWithoutAdmin, storeBootstrapAdmin } from '../../src/auth/bootstrap.ts';
 import { ConfigError, readConfig } from '../../src/config.ts';
+import { newSecret } from '../../src/contracts/secrets.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 describe('the first admin token', () => {

@@ -1,5 +1,5 @@
 // Bearer tokens and roles against a real API: each role against each endpoint family, allowed and
-// refused (src/api/auth/permissions.ts), what a bound viewer sees, what a reporter may report, the 401s
+// refused (src/contracts/permissions.ts), what a bound viewer sees, what a reporter may report, the 401s
 // (no header, a malformed one, an unknown, expired or revoked token), the token API and the audit log.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -2,7 +2,7 @@
 // each): past LLMGW_AUTH_FAILURE_BURST, 429 with Retry-After, before any token is looked at.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FailureThrottle } from '../../src/api/auth/failure-throttle.ts';
+import { FailureThrottle } from '../../src/auth/failure-throttle.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 describe('failed authentications, through the API', () => {

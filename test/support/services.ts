@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newSecret } from '../../src/api/auth/secrets.ts';
 import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres.ts';
 import { type TemporalKind, temporalKind } from '../../src/cli/dev/options.ts';
 import { freePort, freePortBlock } from '../../src/cli/dev/ports.ts';
@@ -14,6 +13,7 @@ import {
   temporalDatabaseUrl,
 } from '../../src/cli/dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
+import { newSecret } from '../../src/contracts/secrets.ts';
 
 export interface Services {
   /** The `llmgw` database of a Postgres the tests may create databases in. */

@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import { newSecret } from '../../src/api/auth/secrets.ts';
-import { temporalAuth } from '../../src/api/auth/temporal-credentials.ts';
 import { runGateway } from '../../src/cli/gateway.ts';
 import { startApi } from '../../src/cli/serve.ts';
 import { startWorker } from '../../src/cli/worker.ts';
 import { type Config, readConfig } from '../../src/config.ts';
+import { newSecret } from '../../src/contracts/secrets.ts';
+import { temporalAuth } from '../../src/contracts/temporal-credentials.ts';
 import type { ClusterNode } from '../../src/domain/cluster.ts';
 import type { Reconcilers } from '../../src/reconcilers/client.ts';
 import { connect, type Sql } from '../../src/store/db.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type BenchOptions, benchEndpoint } from '../../src/bench/run-bench.ts';
 import { type SimEngineOptions, simKnee, startSimEngine } from '../../src/cluster/sim/engine.ts';
+import { type BenchOptions, benchEndpoint } from '../../src/engine-bench/run-bench.ts';
 
 const PROMPT_TOKENS = 64;
 

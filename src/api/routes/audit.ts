@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../auth/guard.ts';
 import { listAudit } from '../../store/audit.ts';
-import { permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
 

@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../auth/guard.ts';
+import { DecisionSchema } from '../../contracts/schemas/models.ts';
+import { ObjectNameSchema } from '../../contracts/schemas/names.ts';
 import { listDecisions } from '../../store/decisions.ts';
-import { permits } from '../auth/guard.ts';
 import { decisionsShown } from '../decisions-shown.ts';
 import type { ApiDeps } from '../deps.ts';
 import { existingModelInView } from '../model-in-view.ts';
-import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
-import { DecisionSchema } from '../schemas/models.ts';
 
 /** A model's reconcile history, newest first: what was done and why. */
 export function decisionsRouter(deps: ApiDeps) {

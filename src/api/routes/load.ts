@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { authorize, permits } from '../../auth/guard.ts';
+import { LOAD_COUNTS, LoadReceiptSchema } from '../../contracts/schemas/load.ts';
+import { ObjectNameSchema } from '../../contracts/schemas/names.ts';
 import { LoadSignals } from '../../reconcilers/load-signals.ts';
-import { authorize, permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { existingModelInView } from '../model-in-view.ts';
-import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
-import { LOAD_COUNTS, LoadReceiptSchema } from '../schemas/load.ts';
 
 const LoadReportSchema = z
   .strictObject({

@@ -1,12 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { authorize, permits, visibility } from '../../auth/guard.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import { ObjectNameSchema } from '../../contracts/schemas/names.ts';
 import type { Db } from '../../store/db.ts';
 import { listMeasurements, putMeasurement } from '../../store/measurements.ts';
 import { listModels } from '../../store/models.ts';
-import { authorize, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
-import { ApiError, jsonBody } from '../http.ts';
+import { jsonBody } from '../http.ts';
 import { existingModelInView } from '../model-in-view.ts';
-import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recordedChange } from '../recorded.ts';
 import { tokensPerSec } from '../throughput.ts';

@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits, visibility } from '../../auth/guard.ts';
 import { NodeUnreachable } from '../../cluster/replica-logs.ts';
+import { ApiError } from '../../contracts/errors.ts';
 import { Conflict, NotFound } from '../../domain/errors.ts';
 import { getModel } from '../../store/models.ts';
 import { getNode } from '../../store/nodes.ts';
 import { getReplica } from '../../store/replicas.ts';
-import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
-import { ApiError } from '../http.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
 
 const LogsSchema = z

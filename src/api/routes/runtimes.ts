@@ -1,19 +1,19 @@
 import { createRoute, type RouteHandler, z } from '@hono/zod-openapi';
+import { identityOf, permits } from '../../auth/guard.ts';
+import { type Identity, may } from '../../contracts/permissions.ts';
+import { WarningsSchema } from '../../contracts/schemas/models.ts';
+import { NameParam } from '../../contracts/schemas/names.ts';
+import { HIDDEN, RuntimeInputSchema, RuntimeViewSchema } from '../../contracts/schemas/runtime.ts';
 import { Conflict, NotFound } from '../../domain/errors.ts';
 import type { Runtime } from '../../domain/runtime.ts';
 import { checkParams } from '../../domain/runtime-params.ts';
 import type { Db } from '../../store/db.ts';
 import { listModels } from '../../store/models.ts';
 import { deleteRuntime, getRuntime, listRuntimes, modelsNaming, putRuntime } from '../../store/runtimes.ts';
-import { identityOf, permits } from '../auth/guard.ts';
-import { type Identity, may } from '../auth/permissions.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
-import { NameParam } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recordedChange } from '../recorded.ts';
-import { WarningsSchema } from '../schemas/models.ts';
-import { HIDDEN, RuntimeInputSchema, RuntimeViewSchema } from '../schemas/runtime.ts';
 
 // Runtimes (issue 30): defined by admins, read by whoever reads the nodes. A profile names one and gives
 // its parameters (routes/models); the agent fills the runtime's templates with them on its node.

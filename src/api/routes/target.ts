@@ -1,12 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../auth/guard.ts';
+import { ObjectNameSchema } from '../../contracts/schemas/names.ts';
 import { sizeForThroughput } from '../../policy/sizing.ts';
 import { setTarget } from '../../store/models.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
-import { permits } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { jsonBody } from '../http.ts';
 import { modelToChange } from '../model-in-view.ts';
-import { ObjectNameSchema } from '../names.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { modelChange, recordedChange } from '../recorded.ts';
 import { tokensPerSec } from '../throughput.ts';

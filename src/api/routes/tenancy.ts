@@ -1,12 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { authorize, nameable, permits, visibility } from '../../auth/guard.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import { ScopeNameSchema, ScopeRefSchema } from '../../contracts/schemas/names.ts';
 import { parseScopeKey, type ScopeKey, type ScopeKind, scopeKey } from '../../domain/scope.ts';
 import { scopeSegments } from '../../domain/scope-names.ts';
 import { newId } from '../../store/ids.ts';
 import { createScope, deleteScope, getScope, listScopes, noSuchScope } from '../../store/tenancy.ts';
-import { authorize, nameable, permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
-import { ApiError, jsonBody } from '../http.ts';
-import { ScopeNameSchema, ScopeRefSchema } from '../names.ts';
+import { jsonBody } from '../http.ts';
 import { errors, jsonContent, jsonRequest, newRouter } from '../openapi.ts';
 import { recordedChange } from '../recorded.ts';
 import { refuseBeyondScopeCap } from '../scope-caps.ts';

@@ -1,15 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits, visibility } from '../../auth/guard.ts';
+import { FiguresSchema } from '../../contracts/schemas/figures.ts';
+import { ResourcesSchema } from '../../contracts/schemas/resources.ts';
 import type { Resources } from '../../domain/resources.ts';
 import type { ScopeKey } from '../../domain/scope.ts';
 import { scopeSegments } from '../../domain/scope-names.ts';
 import { complete } from '../../policy/resources.ts';
 import { scopeFigures } from '../../policy/scope-figures.ts';
 import { readSnapshot } from '../../store/snapshot.ts';
-import { permits, visibility } from '../auth/guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { errors, jsonContent, newRouter } from '../openapi.ts';
-import { FiguresSchema } from '../schemas/figures.ts';
-import { ResourcesSchema } from '../schemas/resources.ts';
 
 interface TreeNode {
   scope: ScopeKey;

@@ -1,5 +1,5 @@
-import { type Level, missReason, type Slo } from '../../bench/level.ts';
-import type { MeasurementBody } from '../../bench/measurement.ts';
+import { type Level, missReason, type Slo } from '../../engine-bench/level.ts';
+import type { MeasurementBody } from '../../engine-bench/measurement.ts';
 import type { Context, Input, OptionSpec } from './command.ts';
 import { Failed, UsageError } from './errors.ts';
 import { sloText } from './measurements.ts';

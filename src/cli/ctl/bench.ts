@@ -1,6 +1,6 @@
-import { IMPORT_FORMATS, type ImportFormat, importResults } from '../../bench/import.ts';
-import { measurementOf } from '../../bench/measurement.ts';
-import { benchEndpoint } from '../../bench/run-bench.ts';
+import { IMPORT_FORMATS, type ImportFormat, importResults } from '../../engine-bench/import.ts';
+import { measurementOf } from '../../engine-bench/measurement.ts';
+import { benchEndpoint } from '../../engine-bench/run-bench.ts';
 import { levelLine, MEASUREMENT_OPTIONS, reportMeasurement, sloOf } from './bench-report.ts';
 import type { Command } from './command.ts';
 import { Failed, UsageError } from './errors.ts';

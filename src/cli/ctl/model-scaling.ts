@@ -2,7 +2,7 @@ import type { SizingPlan } from '../../policy/sizing.ts';
 import { NO_REPLICA_TO_ADD, sizingOutcome } from '../../policy/sizing-words.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
-import { type Decision, decisionsTable, modelPath } from './model-spec.ts';
+import { type DecisionAnswer, decisionsTable, modelPath } from './model-spec.ts';
 import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
 
@@ -73,7 +73,7 @@ export const MODEL_SCALING_COMMANDS: Command[] = [
     async run(ctx, input) {
       const [name] = input.positionals;
       const limit = numberOption(input, 'limit', { integer: true, min: 1 }, 50);
-      const decisions = await ctx.api().get<Decision[]>(modelPath(name, `/decisions?limit=${limit}`));
+      const decisions = await ctx.api().get<DecisionAnswer[]>(modelPath(name, `/decisions?limit=${limit}`));
       ctx.out.show(decisions, () => decisionsTable(decisions));
     },
   },

@@ -1,10 +1,11 @@
+import type { Resources } from '../../domain/resources.ts';
 import { applyFile, warningLines } from './apply-file.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { num, table } from './output.ts';
-import { formatResources, type Resources } from './resources.ts';
+import { formatResourceOption } from './resources.ts';
 
-export interface Decision {
+export interface DecisionAnswer {
   at: string;
   action: string;
   reason: string;
@@ -26,7 +27,7 @@ interface ModelSummary {
   in_flight: number | null;
   capacity_at_slo: number;
   status: string;
-  last_decision: Decision | null;
+  last_decision: DecisionAnswer | null;
   /** Set when the in-flight figure is not the one the last decision saw, saying which is newer. */
   freshness: string | null;
 }
@@ -50,7 +51,7 @@ interface ModelDetail extends ModelSummary {
     resources: Resources;
     created_at: string;
   }[];
-  decisions: Decision[];
+  decisions: DecisionAnswer[];
   /** E.g. a profile kept on an inline engine. */
   warnings?: string[];
 }
@@ -68,7 +69,7 @@ const ownerText = (model: ModelSummary) => (model.owner ? `${model.owner_name} (
 
 /** "warning: limit of team Acme / ml: ...": what an accepted change should make its caller look at. */
 
-export const decisionsTable = (decisions: Decision[]) =>
+export const decisionsTable = (decisions: DecisionAnswer[]) =>
   table(
     ['AT', 'ACTION', 'PROFILE', 'NODE', 'REASON'],
     decisions.map((d) => [d.at, d.action, d.profile, d.node, d.reason]),
@@ -95,7 +96,7 @@ function detailText(model: ModelDetail): string {
       model.profiles.map((p) => [
         p.name,
         p.priority,
-        formatResources(p.resources),
+        formatResourceOption(p.resources),
         p.gpu_model,
         p.default_concurrency,
         p.runtime === undefined ? p.engine?.kind : `runtime ${p.runtime}`,
@@ -110,7 +111,7 @@ function detailText(model: ModelDetail): string {
         r.profile,
         r.node,
         r.state,
-        formatResources(r.resources),
+        formatResourceOption(r.resources),
         r.created_at,
       ]),
     ),

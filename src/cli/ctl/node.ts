@@ -1,8 +1,9 @@
 import { parseClusterFile } from '../../cluster/sim/cluster-file.ts';
+import type { Resources } from '../../domain/resources.ts';
 import type { Command } from './command.ts';
 import { Failed } from './errors.ts';
 import { table } from './output.ts';
-import { formatResources, type Resources } from './resources.ts';
+import { formatResourceOption } from './resources.ts';
 
 interface NodeRow {
   name: string;
@@ -86,10 +87,10 @@ export const NODE_COMMANDS: Command[] = [
             n.name,
             n.state,
             n.gpu_model,
-            formatResources(n.capacity),
-            formatResources(n.allocated),
-            formatResources(n.reserved),
-            formatResources(n.free),
+            formatResourceOption(n.capacity),
+            formatResourceOption(n.allocated),
+            formatResourceOption(n.reserved),
+            formatResourceOption(n.free),
             n.replicas,
           ]),
           'no nodes',

@@ -1,9 +1,10 @@
-import type { QuotaPreview } from '../../api/routes/quotas/routes.ts';
+import type { QuotaPreviewAnswer } from '../../contracts/schemas/quotas.ts';
 import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
+import type { Resources } from '../../domain/resources.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
-import { formatResources, formatUsage, parseResources, type Resources } from './resources.ts';
+import { formatResourceOption, formatUsage, parseResources } from './resources.ts';
 
 interface QuotaRow {
   scope: string;
@@ -116,8 +117,8 @@ const quotaTable = (quotas: QuotaRow[]) =>
     quotas.map((q) => [
       q.name,
       q.scope,
-      formatResources(q.guarantee),
-      formatResources(q.limit),
+      formatResourceOption(q.guarantee),
+      formatResourceOption(q.limit),
       q.preemption,
       String(q.priority ?? 0),
       formatUsage(q.holds),
@@ -130,13 +131,13 @@ const quotaTable = (quotas: QuotaRow[]) =>
 
 const listOr = (items: string[], none: string) => (items.length ? items.join(', ') : none);
 
-function previewText(preview: QuotaPreview): string {
+function previewText(preview: QuotaPreviewAnswer): string {
   return [
     `if set, the quota of ${preview.scope} would:`,
     `  make borrowed:  ${listOr(preview.became_borrowed, 'no replica')}`,
     `  make protected: ${listOr(preview.became_protected, 'no replica')}`,
     `  leave reclaimable: ${listOr(
-      preview.reclaimable.map((r) => `${r.replica} (${r.model}, ${formatResources(r.resources)})`),
+      preview.reclaimable.map((r) => `${r.replica} (${r.model}, ${formatResourceOption(r.resources)})`),
       'no replica',
     )}`,
     `  block: ${listOr(
@@ -220,7 +221,7 @@ export const QUOTA_COMMANDS: Command[] = [
     options: QUOTA_OPTIONS,
     examples: ['llmgw ctl quota preview team:Acme/ml --guarantee gpus=4'],
     async run(ctx, input) {
-      const { body } = await ctx.api().call<QuotaPreview>('POST', '/quotas/preview', quotaBody(input));
+      const { body } = await ctx.api().call<QuotaPreviewAnswer>('POST', '/quotas/preview', quotaBody(input));
       ctx.out.show(body, () => previewText(body));
     },
   },

@@ -1,8 +1,8 @@
-import type { ReplicaAnswer } from '../../api/routes/replicas.ts';
+import type { ReplicaAnswer } from '../../contracts/schemas/replicas.ts';
 import { queryString } from './client.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
-import { formatResources } from './resources.ts';
+import { formatResourceOption } from './resources.ts';
 
 type ReplicaRow = ReplicaAnswer;
 
@@ -41,7 +41,7 @@ export const REPLICA_COMMANDS: Command[] = [
             r.node,
             r.state,
             r.protected ? 'yes' : 'no',
-            formatResources(r.resources),
+            formatResourceOption(r.resources),
             r.created_at,
             // One line of it: a reason may end with the engine log's last lines.
             firstLine(r.reason),

@@ -1,7 +1,5 @@
+import { DIMENSIONS, type Resources } from '../../domain/resources.ts';
 import { UsageError } from './errors.ts';
-
-const DIMENSIONS = ['gpus', 'cores', 'memory_gib'] as const;
-export type Resources = Partial<Record<(typeof DIMENSIONS)[number], number>>;
 
 /** `gpus=8,cores=64,memory_gib=512` as resources; the server checks the values (whole GPUs, >= 0). */
 export function parseResources(text: string, option: string): Resources {
@@ -22,7 +20,7 @@ export function parseResources(text: string, option: string): Resources {
 }
 
 /** The inverse of parseResources, for tables: `gpus=8,cores=64`; "-" when nothing is set. */
-export function formatResources(resources: Resources | null | undefined): string {
+export function formatResourceOption(resources: Resources | null | undefined): string {
   const parts = DIMENSIONS.filter((d) => resources?.[d] !== undefined).map((d) => `${d}=${resources?.[d]}`);
   return parts.length ? parts.join(',') : '-';
 }
@@ -30,5 +28,5 @@ export function formatResources(resources: Resources | null | undefined): string
 /** What is held or borrowed, for tables: the dimensions above zero, or "0". */
 export function formatUsage(resources: Resources | null | undefined): string {
   const used = Object.fromEntries(Object.entries(resources ?? {}).filter(([, value]) => value !== 0));
-  return Object.keys(used).length ? formatResources(used) : '0';
+  return Object.keys(used).length ? formatResourceOption(used) : '0';
 }

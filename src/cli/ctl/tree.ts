@@ -1,6 +1,7 @@
+import type { Resources } from '../../domain/resources.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
-import { formatResources, formatUsage, type Resources } from './resources.ts';
+import { formatResourceOption, formatUsage } from './resources.ts';
 
 interface TreeNode {
   scope: string;
@@ -18,8 +19,8 @@ function rows(nodes: TreeNode[], depth = 0): (string | null)[][] {
     [
       `${'  '.repeat(depth)}${node.name}`,
       node.kind,
-      formatResources(node.quota?.guarantee),
-      formatResources(node.quota?.limit),
+      formatResourceOption(node.quota?.guarantee),
+      formatResourceOption(node.quota?.limit),
       formatUsage(node.holds),
       formatUsage(node.borrowed),
       node.scope,

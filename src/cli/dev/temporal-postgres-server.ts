@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { temporalAuth } from '../../api/auth/temporal-credentials.ts';
 import { childEnvironment, startService } from '../../child-process.ts';
+import { temporalAuth } from '../../contracts/temporal-credentials.ts';
 import { lackedSearchAttributes, registration } from '../../reconcilers/search-attribute-check.ts';
 import { LlmgwModel } from '../../workflows/search-attributes.ts';
 import { INSTALLER_VARIABLES, runInstallScript, scriptPath } from './install-script.ts';

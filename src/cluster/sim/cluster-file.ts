@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { ResourcesSchema } from '../../api/schemas/resources.ts';
+import { ResourcesSchema } from '../../contracts/schemas/resources.ts';
 import type { ClusterNode } from '../../domain/cluster.ts';
 
 const NodeGroupSchema = z.strictObject({

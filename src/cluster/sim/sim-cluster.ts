@@ -1,6 +1,6 @@
+import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
 import type { Sql } from '../../store/db.ts';
-import type { ClusterDriver } from '../driver.ts';
 import { Repeating } from '../repeating.ts';
 import type { SimServing } from './serving.ts';
 

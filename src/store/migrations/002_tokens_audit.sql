@@ -1,4 +1,4 @@
--- Bearer tokens. Only the sha256 of a secret is kept (src/api/auth/secrets.ts says why that suffices);
+-- Bearer tokens. Only the sha256 of a secret is kept (src/contracts/secrets.ts says why that suffices);
 -- the secret itself is shown once, when the token is made.
 create table api_tokens (
   name text primary key,

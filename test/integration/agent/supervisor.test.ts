@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadGaugesOf, scrapeLoad } from '../../../src/agent/engine-metrics.ts';
 import { detectCapacity, GpuAllocator } from '../../../src/agent/gpus.ts';
 import { type EngineExit, type ReplicaStart, Supervisor } from '../../../src/agent/supervisor.ts';
-import type { EngineSpec } from '../../../src/api/schemas/engine.ts';
+import type { EngineSpec } from '../../../src/contracts/schemas/engine.ts';
 import { testTool } from '../../support/test-tools.ts';
 
 /** The processes of a process group, as ps sees them. */

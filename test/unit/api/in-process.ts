@@ -2,11 +2,11 @@
 // Temporal. What these tests cover is answered before the store is asked, and the dependencies prove it.
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { answerErrors } from '../../../src/api/answer-errors.ts';
-import { createApp } from '../../../src/api/app.ts';
-import { scopeTree } from '../../../src/api/auth/guard.ts';
-import type { Identity } from '../../../src/api/auth/permissions.ts';
 import type { ApiDeps } from '../../../src/api/deps.ts';
 import { validationHook } from '../../../src/api/http.ts';
+import { scopeTree } from '../../../src/auth/guard.ts';
+import { serverApp } from '../../../src/cli/serve.ts';
+import type { Identity } from '../../../src/contracts/permissions.ts';
 import type { Scope } from '../../../src/domain/scope.ts';
 import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
 import type { Sql } from '../../../src/store/db.ts';
@@ -26,8 +26,8 @@ export const unreached: ApiDeps = {
 
 const quiet = { warn: () => {}, error: () => {} };
 
-/** The whole app over `unreached`: what it answers before anyone is authenticated. */
-export const wholeApp = () => createApp(unreached, quiet);
+/** The whole app (the API and its console) over `unreached`: what it answers before anyone is authenticated. */
+export const wholeApp = () => serverApp(unreached, quiet);
 
 export const admin: Identity = { name: 'admin', role: 'admin', scope: null, models: null };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sseData } from '../../../src/bench/sse.ts';
 import { type SimEngine, simKnee, startSimEngine } from '../../../src/cluster/sim/engine.ts';
+import { sseData } from '../../../src/engine-bench/sse.ts';
 
 const chat = (engine: SimEngine, body: object, signal?: AbortSignal) =>
   fetch(`${engine.url}/v1/chat/completions`, {

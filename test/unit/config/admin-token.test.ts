@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { estimatedBits, guessesLog10, newSecret } from '../../../src/api/auth/secrets.ts';
 import { ConfigError, readConfig } from '../../../src/config.ts';
+import { estimatedBits, guessesLog10, newSecret } from '../../../src/contracts/secrets.ts';
 
 describe('LLMGW_ADMIN_TOKEN strength', () => {
   it('refuses secrets of 32 or more characters that repeat too few of them', () => {

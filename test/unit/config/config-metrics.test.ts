@@ -2,8 +2,8 @@
 // check of the reconcilers.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newSecret } from '../../../src/api/auth/secrets.ts';
 import { ConfigError, readConfig } from '../../../src/config.ts';
+import { newSecret } from '../../../src/contracts/secrets.ts';
 
 const refusal = (message: string) => (error: Error) =>
   error instanceof ConfigError && error.message === message;

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { newSecret } from '../../../src/api/auth/secrets.ts';
 import { childEnvironment, forgetSecrets, startService } from '../../../src/child-process.ts';
 import { globalSettings } from '../../../src/cli/ctl/options.ts';
 import { ConfigError, readConfig } from '../../../src/config.ts';
+import { newSecret } from '../../../src/contracts/secrets.ts';
 import { secretFromEnv } from '../../../src/secret-file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'llmgw-secret-files-'));

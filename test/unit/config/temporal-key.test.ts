@@ -1,4 +1,4 @@
-// LLMGW_TEMPORAL_KEY_FILE and the Temporal credentials signed with its key (src/api/auth/temporal-credentials.ts):
+// LLMGW_TEMPORAL_KEY_FILE and the Temporal credentials signed with its key (src/contracts/temporal-credentials.ts):
 // a key too short or a file unreadable is refused at start in one sentence; a credential is an HS256 JWT
 // that only that key verifies, a node's naming its node and namespace and expiring 10 minutes on.
 import assert from 'node:assert/strict';
@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { newSecret } from '../../../src/api/auth/secrets.ts';
+import { ConfigError, readConfig } from '../../../src/config.ts';
+import { newSecret } from '../../../src/contracts/secrets.ts';
 import {
   controlPlaneCredential,
   NODE_CREDENTIAL_TTL_MS,
   nodeCredential,
   temporalAuth,
-} from '../../../src/api/auth/temporal-credentials.ts';
-import { ConfigError, readConfig } from '../../../src/config.ts';
+} from '../../../src/contracts/temporal-credentials.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'llmgw-temporal-key-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

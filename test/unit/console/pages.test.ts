@@ -1,12 +1,12 @@
 // Pages drawn from API answers given here, with no store and no server: what each shows of them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Identity } from '../../../src/api/auth/permissions.ts';
 import type { Api } from '../../../src/console/api-client.ts';
 import { modelPage } from '../../../src/console/model-page.tsx';
 import { nodesPage } from '../../../src/console/nodes-page.tsx';
 import type { PageContext } from '../../../src/console/page-context.ts';
 import { type TreeNode, treePage } from '../../../src/console/tree-page.tsx';
+import type { Identity } from '../../../src/contracts/permissions.ts';
 
 const viewer: Identity = { name: 'v', role: 'viewer', scope: null, models: null };
 const admin: Identity = { name: 'a', role: 'admin', scope: null, models: null };

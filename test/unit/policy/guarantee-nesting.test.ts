@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type Identity, may, mayOverrun } from '../../../src/api/auth/permissions.ts';
+import { type Identity, may, mayOverrun } from '../../../src/contracts/permissions.ts';
 import type { Quota } from '../../../src/domain/quota.ts';
 import { DIMENSIONS, type Resources } from '../../../src/domain/resources.ts';
 import type { Scope, ScopeKey } from '../../../src/domain/scope.ts';

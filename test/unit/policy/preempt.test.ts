@@ -374,6 +374,31 @@ describe('preempting for missing room', () => {
     const teamOnly = { ...s, quotas: [quota('team:ml', gpus(4))] };
     assert.deepEqual(victimsOf(decide(teamOnly)), ['c-1']);
   });
+
+  it('does not flap: never takes a borrowed replica whose leaving puts its scope back within its guarantee', () => {
+    // Found by the property tests. Team web holds 4 GPUs under a guarantee of 3: w-2 is borrowed, but
+    // one of its 2 GPUs is guaranteed room. Had a model of a higher priority at the root taken it, web
+    // would hold 2 of its 3, reclaim the new (borrowed) replica, and the two would take turns.
+    const top = model('top', [g2], { owner: null, priority: 1, min_replicas: 1 });
+    const w = model('w', [g2], { owner: 'team:web', max_replicas: 2 });
+    const s = scene({
+      models: [top, w],
+      quotas: [quota('team:web', gpus(3))],
+      nodes: [node('n1', gpus(4))],
+      replicas: running(w, 2, 'n1', g2),
+      load: { w: 20 },
+    });
+    assert.equal(decide(s, 'top').action, 'none', decide(s, 'top').reason);
+    // Holding 4 under a guarantee of 2, web keeps its guarantee filled without w-2: taken.
+    const filled = { ...s, quotas: [quota('team:web', gpus(2))] };
+    const d = decide(filled, 'top');
+    assert.deepEqual(victimsOf(d), ['w-2'], d.reason);
+    // The same plan, checked under the lock once web's guarantee is 3 again, is refused.
+    assert.match(
+      reservationRefusal(buildView(s), d) ?? '',
+      /victim w-2 would put team Beta \/ web back within its guarantee/,
+    );
+  });
 });
 
 /** Each model decides until it has nothing to do, then what drains stops and what starts is ready; until nothing moves. */

@@ -1,6 +1,6 @@
 import type { Model } from '../../../src/domain/model.ts';
 import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
-import type { Load } from '../../../src/simulate/experiment.ts';
+import type { TraceLoad } from '../../../src/simulate/experiment.ts';
 import type { Scenario } from '../../../src/simulate/scenario.ts';
 import type { ServedRequest } from '../../../src/simulate/serving-pool.ts';
 
@@ -48,7 +48,7 @@ export function scene(models: Model[] = [gpuModel('chat')], fields: Partial<Scen
 export const held = (n: number, at: number, ms: number): ServedRequest[] =>
   Array.from({ length: n }, () => ({ at, serviceMs: ms }));
 
-export const loadOf = (requests: Record<string, ServedRequest[]>, untilMs: number): Load => ({
+export const loadOf = (requests: Record<string, ServedRequest[]>, untilMs: number): TraceLoad => ({
   requests: new Map(Object.entries(requests).map(([m, r]) => [m, r.sort((a, b) => a.at - b.at)])),
   from: FROM,
   until: FROM + untilMs,

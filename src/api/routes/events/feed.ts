@@ -19,7 +19,7 @@ const ZONE_EVERY = 4;
 const LATE_MS = 2000;
 
 /** One change the stream sends, with the owner of its model so each stream filters by its caller's view. */
-export type Change =
+export type FeedChange =
   | { kind: 'decision'; owner: ScopeKey | null; change: DecisionChange }
   | { kind: 'replica'; owner: ScopeKey | null; change: ReplicaChange }
   | {
@@ -33,7 +33,7 @@ export interface ChangeFeed {
    * Calls `listener` with each batch of changes after the moment it resolves (the feed knows then
    * where the store stands), until the function it resolves to is called.
    */
-  subscribe(listener: (changes: Change[]) => void): Promise<() => void>;
+  subscribe(listener: (changes: FeedChange[]) => void): Promise<() => void>;
 }
 
 /**
@@ -48,7 +48,7 @@ export function changeFeed(
   log: Pick<Console, 'warn'>,
   intervalMs = 250,
 ): ChangeFeed {
-  const listeners = new Set<(changes: Change[]) => void>();
+  const listeners = new Set<(changes: FeedChange[]) => void>();
   let timer: NodeJS.Timeout | undefined;
   let cursor: Promise<Awaited<ReturnType<typeof start>>> | undefined;
   let looks = 0;
@@ -70,7 +70,7 @@ export function changeFeed(
       replicaChangesAfter(sql, { after: at.replica, lateMs: LATE_MS, floor: at.floor.replica }),
       looks++ % ZONE_EVERY === 0 ? loadZones(sql, now(), settings) : [],
     ]);
-    const changes: Change[] = [];
+    const changes: FeedChange[] = [];
     for (const change of decisions) {
       if (at.fresh(`decision ${change.id}`)) changes.push({ kind: 'decision', owner: change.owner, change });
     }

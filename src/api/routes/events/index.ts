@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
-import { permits, visibility } from '../../auth/guard.ts';
+import { permits, visibility } from '../../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { errors, newRouter } from '../../openapi.ts';
-import { type Change, type ChangeFeed, changeFeed } from './feed.ts';
+import { type ChangeFeed, changeFeed, type FeedChange } from './feed.ts';
 
 /** A comment line this often keeps proxies and browsers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
@@ -54,7 +54,7 @@ export function eventsRouter(deps: ApiDeps, log: Pick<Console, 'warn'> = console
   return app;
 }
 
-const listen = (feed: ChangeFeed, each: (change: Change) => void) =>
+const listen = (feed: ChangeFeed, each: (change: FeedChange) => void) =>
   feed.subscribe((changes) => {
     for (const change of changes) each(change);
   });
@@ -63,7 +63,7 @@ const listen = (feed: ChangeFeed, each: (change: Change) => void) =>
  * A change as this caller reads it: a decision as GET /models/{name}/decisions shows it, with its
  * model's name; the owner, which only chose who hears it, left out.
  */
-function shownChange(change: Change, shownDecision: Awaited<ReturnType<typeof decisionsShown>>) {
+function shownChange(change: FeedChange, shownDecision: Awaited<ReturnType<typeof decisionsShown>>) {
   switch (change.kind) {
     case 'decision':
       return { model: change.change.model, ...shownDecision(change.change.decision) };

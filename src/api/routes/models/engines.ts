@@ -1,13 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Context } from 'hono';
+import { identityOf } from '../../../auth/guard.ts';
+import { ApiError } from '../../../contracts/errors.ts';
+import { type Identity, may } from '../../../contracts/permissions.ts';
+import { HIDDEN } from '../../../contracts/schemas/runtime.ts';
 import type { Profile } from '../../../domain/model.ts';
 import { checkParams } from '../../../domain/runtime-params.ts';
 import type { Db } from '../../../store/db.ts';
 import { listRuntimes } from '../../../store/runtimes.ts';
-import { identityOf } from '../../auth/guard.ts';
-import { type Identity, may } from '../../auth/permissions.ts';
-import { ApiError } from '../../http.ts';
-import { HIDDEN } from '../../schemas/runtime.ts';
 
 // What runs on nodes for a model's profiles (issue 30): a runtime an admin defined, with parameters its
 // rules accept, or an inline engine, which only an admin writes. An inline engine stored before (by an

@@ -1,5 +1,7 @@
 import type { RouteHandler, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { authorize, identityOf, visibility } from '../../../auth/guard.ts';
+import { ApiError } from '../../../contracts/errors.ts';
 import type { ScopeKey } from '../../../domain/scope.ts';
 import { ownerWarnings } from '../../../policy/owner-warnings.ts';
 import { isEmpty } from '../../../policy/resources.ts';
@@ -13,10 +15,8 @@ import {
   setOwner,
 } from '../../../store/models.ts';
 import { readSnapshot } from '../../../store/snapshot.ts';
-import { authorize, identityOf, visibility } from '../../auth/guard.ts';
 import { decisionsShown } from '../../decisions-shown.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../http.ts';
 import { modelInView, modelToChange } from '../../model-in-view.ts';
 import { modelChange, recordedChange } from '../../recorded.ts';
 import { refuseBeyondScopeCap } from '../../scope-caps.ts';

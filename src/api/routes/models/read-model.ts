@@ -1,3 +1,4 @@
+import type { ModelSummary } from '../../../contracts/schemas/models.ts';
 import { ACTIVE_STATES, type Replica } from '../../../domain/cluster.ts';
 import type { Profile } from '../../../domain/model.ts';
 import { modelStatus } from '../../../domain/model-status.ts';
@@ -11,7 +12,6 @@ import type { Sql } from '../../../store/db.ts';
 import { latestDecisions, type StoredDecision } from '../../../store/decisions.ts';
 import { listModels } from '../../../store/models.ts';
 import { readSnapshot } from '../../../store/snapshot.ts';
-import type { ModelSummary } from '../../schemas/models.ts';
 
 // The models' read model: what GET /models and GET /models/{name} show, from the store's figures.
 

@@ -1,8 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { permits } from '../../auth/guard.ts';
-import { jsonBody } from '../../http.ts';
-import { NameParam } from '../../names.ts';
-import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
+import { permits } from '../../../auth/guard.ts';
 import {
   DecisionSchema,
   ModelPrioritySchema,
@@ -11,8 +8,11 @@ import {
   PreemptedForSchema,
   ProfileSchema,
   WarningsSchema,
-} from '../../schemas/models.ts';
-import { ResourcesSchema } from '../../schemas/resources.ts';
+} from '../../../contracts/schemas/models.ts';
+import { NameParam } from '../../../contracts/schemas/names.ts';
+import { ResourcesSchema } from '../../../contracts/schemas/resources.ts';
+import { jsonBody } from '../../http.ts';
+import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
 import { tokensPerSec } from '../../throughput.ts';
 
 // The models' routes as the OpenAPI document describes them: paths, who may call them, what they take

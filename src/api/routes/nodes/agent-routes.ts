@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permitsNode } from '../../../auth/guard.ts';
+import { LOAD_COUNTS, LoadReceiptSchema } from '../../../contracts/schemas/load.ts';
+import { ObjectNameSchema } from '../../../contracts/schemas/names.ts';
 import { NODE_STATES, REPLICA_STATES } from '../../../domain/cluster.ts';
-import { permitsNode } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
-import { ObjectNameSchema } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
-import { LOAD_COUNTS, LoadReceiptSchema } from '../../schemas/load.ts';
 
 // What an agent calls for its node (ARCHITECTURE.md "Agents"), as the OpenAPI document describes it;
 // what each does is in agent-handlers.ts. An agent token calls them for its own node only.

@@ -1,4 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import { identityOf } from '../../../auth/guard.ts';
+import { ApiError } from '../../../contracts/errors.ts';
 import { Conflict, NotFound } from '../../../domain/errors.ts';
 import type { NodeGrant } from '../../../domain/node-grant.ts';
 import { beyondBounds, breachSentence, type NodeDeclaration } from '../../../policy/node-bounds.ts';
@@ -10,9 +12,7 @@ import { pendingModels } from '../../../store/decisions.ts';
 import { lastHeartbeats } from '../../../store/node-liveness.ts';
 import { deleteNode, listNodes, putNode, setNodeState } from '../../../store/nodes.ts';
 import { listReplicas } from '../../../store/replicas.ts';
-import { identityOf } from '../../auth/guard.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../http.ts';
 import { recordedChange } from '../../recorded.ts';
 import type {
   deleteNodeRoute,

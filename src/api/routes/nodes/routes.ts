@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits, permitsNode } from '../../../auth/guard.ts';
+import { NameParam } from '../../../contracts/schemas/names.ts';
+import { GpuModelSchema, LabelsSchema } from '../../../contracts/schemas/node-grant.ts';
+import { ResourcesSchema } from '../../../contracts/schemas/resources.ts';
 import { NODE_DRIVERS, NODE_STATES } from '../../../domain/cluster.ts';
-import { permits, permitsNode } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
-import { NameParam } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
-import { GpuModelSchema, LabelsSchema } from '../../schemas/node-grant.ts';
-import { ResourcesSchema } from '../../schemas/resources.ts';
 
 // The nodes' routes as the OpenAPI document describes them; what they do is in handlers.ts.
 

@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../../auth/guard.ts';
+import { FiguresSchema } from '../../../contracts/schemas/figures.ts';
+import { ModelPrioritySchema } from '../../../contracts/schemas/models.ts';
+import { QuotaPreviewSchema } from '../../../contracts/schemas/quotas.ts';
+import { ResourcesSchema } from '../../../contracts/schemas/resources.ts';
 import { PREEMPTION_SETTINGS } from '../../../domain/quota.ts';
-import { permits } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
-import { FiguresSchema } from '../../schemas/figures.ts';
-import { ModelPrioritySchema } from '../../schemas/models.ts';
-import { ResourcesSchema } from '../../schemas/resources.ts';
 
 // The quotas' routes as the OpenAPI document describes them; what they do is in handlers.ts.
 
@@ -52,42 +53,6 @@ const QuotaViewSchema = z
     updated_at: z.string(),
   })
   .openapi('Quota');
-
-const PreviewSchema = z
-  .object({
-    scope: z.string(),
-    became_borrowed: z.array(z.string()),
-    became_protected: z.array(z.string()),
-    reclaimable: z.array(z.object({ replica: z.string(), model: z.string(), resources: ResourcesSchema })),
-    blocked_models: z.array(
-      z.object({
-        model: z.string(),
-        why: z.string(),
-        preempts: z
-          .array(z.string())
-          .optional()
-          .openapi({ description: 'replicas of a lower claim it would preempt to start all the same' }),
-      }),
-    ),
-    warnings: z
-      .array(z.string())
-      .describe('Why the guarantee cannot be honoured as written (nesting caps it).'),
-    priority: z
-      .object({
-        value: z.number().int(),
-        above: z.array(z.string()),
-        equal: z.array(z.string()),
-        below: z.array(z.string()),
-      })
-      .openapi({
-        description:
-          "the scope's priority as it would be set, and its siblings (scopes and models beneath the same parent) above, equal to and below it, each with its priority",
-      }),
-  })
-  .openapi('QuotaPreview');
-
-/** What POST /api/v1/quotas/preview answers (its clients, the CLI and the console, read this type). */
-export type QuotaPreview = z.infer<typeof PreviewSchema>;
 
 const QuotaSetSchema = z
   .object({
@@ -139,7 +104,7 @@ export const previewQuotaRoute = createRoute({
   tags: ['quotas'],
   summary: 'What setting this quota would change (changes nothing)',
   request: { body: jsonRequest(QuotaInputSchema) },
-  responses: { 200: jsonContent(PreviewSchema), ...errors(400, 403, 413, 503) },
+  responses: { 200: jsonContent(QuotaPreviewSchema), ...errors(400, 403, 413, 503) },
 });
 
 export const removeQuotaRoute = createRoute({

@@ -1,13 +1,13 @@
 import type { RouteHandler, z } from '@hono/zod-openapi';
+import { identityOf } from '../../../auth/guard.ts';
+import { issueToken } from '../../../auth/issue.ts';
+import { ApiError } from '../../../contracts/errors.ts';
+import { newSecret } from '../../../contracts/secrets.ts';
 import { NotFound } from '../../../domain/errors.ts';
 import { displayName } from '../../../domain/scope-names.ts';
 import { listScopes } from '../../../store/tenancy.ts';
 import { deleteToken, getToken, listTokens, type TokenGrant } from '../../../store/tokens.ts';
-import { identityOf } from '../../auth/guard.ts';
-import { issueToken } from '../../auth/issue.ts';
-import { newSecret } from '../../auth/secrets.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ApiError } from '../../http.ts';
 import { recordedChange } from '../../recorded.ts';
 import { resolveOrRefuse } from '../../scopes.ts';
 import type { createTokenRoute, listTokensRoute, revokeTokenRoute, TokenInputSchema } from './routes.ts';

@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { permits } from '../../../auth/guard.ts';
+import { ObjectNameSchema, ScopeRefSchema } from '../../../contracts/schemas/names.ts';
+import { NodeAddressSchema, NodeBoundsSchema } from '../../../contracts/schemas/node-grant.ts';
+import { nullableRef } from '../../../contracts/schemas/nullable.ts';
 import { ROLES } from '../../../domain/roles.ts';
-import { permits } from '../../auth/guard.ts';
 import { jsonBody } from '../../http.ts';
-import { ObjectNameSchema, ScopeRefSchema } from '../../names.ts';
 import { errors, jsonContent, jsonRequest } from '../../openapi.ts';
-import { NodeAddressSchema, NodeBoundsSchema } from '../../schemas/node-grant.ts';
-import { nullableRef } from '../../schemas/nullable.ts';
 import { TimestampSchema } from '../../timestamps.ts';
 
 // The tokens' routes as the OpenAPI document describes them; what they do is in handlers.ts.

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { ObjectNameSchema, ScopeRefSchema } from '../names.ts';
 import { EngineSchema } from './engine.ts';
+import { ObjectNameSchema, ScopeRefSchema } from './names.ts';
 import { nullableRef } from './nullable.ts';
 import { ResourcesSchema } from './resources.ts';
 import { ParamsSchema } from './runtime.ts';

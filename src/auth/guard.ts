@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Scope, ScopeKey } from '../../domain/scope.ts';
-import { scopeChain, scopeLabel } from '../../domain/scope-names.ts';
-import { ApiError } from '../http.ts';
-import { type Action, type Identity, type Label, may, sees, type Verdict } from './permissions.ts';
+import { ApiError } from '../contracts/errors.ts';
+import { type Action, type Identity, type Label, may, sees, type Verdict } from '../contracts/permissions.ts';
+import type { Scope, ScopeKey } from '../domain/scope.ts';
+import { scopeChain, scopeLabel } from '../domain/scope-names.ts';
 
 /** The tenancy tree as permissions need it: its scopes, a scope's chain and how sentences name it. */
 export interface ScopeTree {

@@ -1,6 +1,6 @@
 import type { Counter } from 'prom-client';
-import { recordEvent } from '../../store/audit.ts';
-import type { Sql } from '../../store/db.ts';
+import { recordEvent } from '../store/audit.ts';
+import type { Sql } from '../store/db.ts';
 import { PerKeyLimit } from './per-key-limit.ts';
 
 /** Why a request had no valid bearer token: the `reason` of llmgw_auth_failures_total. */

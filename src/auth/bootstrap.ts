@@ -1,8 +1,8 @@
-import { ConfigError } from '../../config.ts';
-import type { Sql } from '../../store/db.ts';
-import { hasLiveAdmin, type TokenGrant, tokensByHashPrefix } from '../../store/tokens.ts';
+import { ConfigError } from '../config.ts';
+import { hashSecret, newSecret, sameHash } from '../contracts/secrets.ts';
+import type { Sql } from '../store/db.ts';
+import { hasLiveAdmin, type TokenGrant, tokensByHashPrefix } from '../store/tokens.ts';
 import { issueToken } from './issue.ts';
-import { hashSecret, newSecret, sameHash } from './secrets.ts';
 
 const admin = (name: string) => ({
   name,

@@ -1,8 +1,8 @@
-// The permission table of src/api/auth/permissions.ts, row by row: each role against each action, on
+// The permission table of src/contracts/permissions.ts, row by row: each role against each action, on
 // its own scope, beneath it, beside it and on things no scope owns; and the sentences of refusals.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Action, type Identity, may, PERMISSIONS, sees } from '../../../src/api/auth/permissions.ts';
+import { type Action, type Identity, may, PERMISSIONS, sees } from '../../../src/contracts/permissions.ts';
 import type { ScopeKey } from '../../../src/domain/scope.ts';
 
 // Acme > ml > training, Acme > web, Beta.

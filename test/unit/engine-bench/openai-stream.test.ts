@@ -1,9 +1,9 @@
-// `llmgw ctl bench`'s requests (src/bench/openai-stream.ts, http-post.ts) against engines that close
+// `llmgw ctl bench`'s requests (src/engine-bench/openai-stream.ts, http-post.ts) against engines that close
 // their kept-alive connections: one lost socket must not fail a level.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { missReason, summarizeLevel } from '../../../src/bench/level.ts';
-import { streamChat } from '../../../src/bench/openai-stream.ts';
+import { missReason, summarizeLevel } from '../../../src/engine-bench/level.ts';
+import { streamChat } from '../../../src/engine-bench/openai-stream.ts';
 import { type ClosingEngine, startClosingEngine } from '../../support/closing-engine.ts';
 import { closedPort } from '../../support/ports.ts';
 

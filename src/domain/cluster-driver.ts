@@ -1,4 +1,4 @@
-import type { Replica } from '../domain/cluster.ts';
+import type { Replica } from './cluster.ts';
 
 /**
  * Makes replicas real. Calls are idempotent per replica ID: a retried activity or a replayed workflow

@@ -2,8 +2,8 @@
 // minute per source address with how many were not; many addresses cannot grow the limiter's memory.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { authFailures } from '../../../src/api/auth/failures.ts';
-import { PerKeyLimit } from '../../../src/api/auth/per-key-limit.ts';
+import { authFailures } from '../../../src/auth/failures.ts';
+import { PerKeyLimit } from '../../../src/auth/per-key-limit.ts';
 import { createMetrics } from '../../../src/metrics/registry.ts';
 import type { Sql } from '../../../src/store/db.ts';
 

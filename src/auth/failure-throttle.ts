@@ -6,9 +6,6 @@
  * bounded: holding `maxKeys` addresses, it forgets those whose bucket is full again, and throttles no
  * new address until one is (so many addresses cannot make it grow).
  */
-/** How many failed authentications a source address may make at once (LLMGW_AUTH_FAILURE_BURST). */
-export const DEFAULT_AUTH_FAILURE_BURST = 20;
-
 export class FailureThrottle {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
 

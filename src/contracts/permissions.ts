@@ -1,6 +1,6 @@
-import type { NodeGrant } from '../../domain/node-grant.ts';
-import type { Role } from '../../domain/roles.ts';
-import type { ScopeKey } from '../../domain/scope.ts';
+import type { NodeGrant } from '../domain/node-grant.ts';
+import type { Role } from '../domain/roles.ts';
+import type { ScopeKey } from '../domain/scope.ts';
 
 /** Who calls: the token's name (recorded as `updated_by` and in the audit log) and what it may do. */
 export interface Identity {

@@ -10,11 +10,12 @@ export interface Taking {
 }
 
 /**
- * The replicas on the simulated cluster and their lifecycle, as the sim driver runs it: a started
- * replica is ready `startDelayMs` later (model load time), a draining one stops `drainGraceMs` after
- * it began to drain, and a pending one (reserved) holds its room until it is started.
+ * The replicas on `llmgw simulate`'s cluster, in virtual time, and their lifecycle as the sim driver
+ * (`SimCluster` of src/cluster/sim/, in real time) runs it: a started replica is ready `startDelayMs`
+ * later (model load time), a draining one stops `drainGraceMs` after it began to drain, and a pending
+ * one (reserved) holds its room until it is started.
  */
-export class SimCluster {
+export class VirtualCluster {
   /** Active replicas (pending, starting, ready, draining), oldest first. */
   replicas: Replica[] = [];
   /** GPU-milliseconds held per model, by active replicas. */

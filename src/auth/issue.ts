@@ -1,7 +1,7 @@
-import { audited } from '../../store/audit.ts';
-import type { Db } from '../../store/db.ts';
-import { getToken, putToken, type TokenGrant } from '../../store/tokens.ts';
-import { hashSecret } from './secrets.ts';
+import { hashSecret } from '../contracts/secrets.ts';
+import { audited } from '../store/audit.ts';
+import type { Db } from '../store/db.ts';
+import { getToken, putToken, type TokenGrant } from '../store/tokens.ts';
 
 /**
  * Stores a token for `secret` and records it in the audit log: its grant, never the secret or its hash.

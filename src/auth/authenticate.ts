@@ -1,15 +1,15 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { SESSION_ID, sessionToken } from '../../store/console-sessions.ts';
-import type { Sql } from '../../store/db.ts';
-import { listScopes } from '../../store/tenancy.ts';
-import { tokensByHashPrefix } from '../../store/tokens.ts';
-import { errorBody } from '../http.ts';
+import { errorBody } from '../contracts/errors.ts';
+import type { Identity } from '../contracts/permissions.ts';
+import { hashSecret, sameHash } from '../contracts/secrets.ts';
+import { SESSION_ID, sessionToken } from '../store/console-sessions.ts';
+import type { Sql } from '../store/db.ts';
+import { listScopes } from '../store/tenancy.ts';
+import { tokensByHashPrefix } from '../store/tokens.ts';
 import type { FailureThrottle } from './failure-throttle.ts';
 import type { AuthFailures } from './failures.ts';
 import { type ScopeTree, scopeTree } from './guard.ts';
-import type { Identity } from './permissions.ts';
-import { hashSecret, sameHash } from './secrets.ts';
 
 /** `Bearer <token>` (RFC 6750: the scheme in any case, a token of b64token characters); bounded. */
 const BEARER = /^Bearer +([\w\-.~+/]{1,512}=*) *$/i;

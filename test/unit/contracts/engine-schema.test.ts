@@ -1,9 +1,9 @@
-// A profile's engine as the API takes it (src/api/schemas/engine.ts): each kind's shape, and one
+// A profile's engine as the API takes it (src/contracts/schemas/engine.ts): each kind's shape, and one
 // sentence, naming the field, for each mistake.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeIssue } from '../../../src/api/http.ts';
-import { ProfileSchema } from '../../../src/api/schemas/models.ts';
+import { describeIssue } from '../../../src/contracts/errors.ts';
+import { ProfileSchema } from '../../../src/contracts/schemas/models.ts';
 
 const parse = (engine: unknown) => ProfileSchema.safeParse({ name: 'p', resources: { gpus: 1 }, engine });
 const sentence = (engine: unknown) => {

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { importResults } from '../../../src/bench/import.ts';
-import { parseJsonRecords } from '../../../src/bench/json-records.ts';
-import { measurementOf } from '../../../src/bench/measurement.ts';
+import { importResults } from '../../../src/engine-bench/import.ts';
+import { parseJsonRecords } from '../../../src/engine-bench/json-records.ts';
+import { measurementOf } from '../../../src/engine-bench/measurement.ts';
 
 const fixture = (name: string) =>
   readFileSync(join(import.meta.dirname, '../../fixtures/bench', name), 'utf8');

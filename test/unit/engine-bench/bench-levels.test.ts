@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { highestMeeting, type Level, missReason, summarizeLevel } from '../../../src/bench/level.ts';
-import { measurementOf } from '../../../src/bench/measurement.ts';
-import { percentile } from '../../../src/bench/percentile.ts';
-import { runLevel } from '../../../src/bench/run-bench.ts';
-import { findKnee } from '../../../src/bench/search.ts';
+import { highestMeeting, type Level, missReason, summarizeLevel } from '../../../src/engine-bench/level.ts';
+import { measurementOf } from '../../../src/engine-bench/measurement.ts';
+import { percentile } from '../../../src/engine-bench/percentile.ts';
+import { runLevel } from '../../../src/engine-bench/run-bench.ts';
+import { findKnee } from '../../../src/engine-bench/search.ts';
 
 const level = (concurrency: number, ttft: number, tpot: number, extra: Partial<Level> = {}): Level => ({
   concurrency,
