@@ -35,7 +35,9 @@ import { freshStore } from '../test/support/stack.ts';
 const file = join(import.meta.dirname, '..', 'test', 'fixtures', 'simulate', 'planned-passes.json');
 const progress = (line: string) => process.stderr.write(`record-passes: ${line}\n`);
 
-const SETTINGS = DEFAULT_POLICY_SETTINGS;
+// A memory of bursts shorter than the hour, so that the 10 minutes recorded reach the scale-down after the
+// room kept for code's and chat's rises has decayed.
+const SETTINGS = { ...DEFAULT_POLICY_SETTINGS, burstMemoryMs: 240_000 };
 const RESYNC_MS = 30_000;
 const STEP_MS = 5_000;
 const STEPS = 120;
@@ -46,7 +48,8 @@ const MAX_PASSES = 8;
 
 /** In flight per model at a step: code bursts at 60 s, chat rises at 120 s, both fall back at 300 s. */
 const loadAt = (model: string, at: number): number => {
-  if (model === 'chat') return at >= 120_000 && at < 300_000 ? 30 : 6;
+  // chat falls lower than it began, so that its scale-down sheds several replicas in one pass.
+  if (model === 'chat') return at < 120_000 ? 6 : at < 300_000 ? 30 : 2;
   if (model === 'code') return at >= 60_000 && at < 300_000 ? 40 : 4;
   return 0;
 };
@@ -150,6 +153,7 @@ try {
       planned: {
         decision: plan.decision,
         alsoPlace: plan.alsoPlace ?? [],
+        alsoRemove: plan.alsoRemove ?? [],
         startable: plan.startable,
         resyncMs: plan.resyncMs,
       },
@@ -159,7 +163,8 @@ try {
     for (const replicaId of plan.startable) await activities.startReplica({ replicaId });
     const { decision } = plan;
     if (decision.action === 'remove') {
-      await activities.drainReplicas({ replicaIds: [decision.replica!], reason: decision.reason });
+      const replicaIds = [decision.replica!, ...(plan.alsoRemove ?? [])];
+      await activities.drainReplicas({ replicaIds, reason: decision.reason });
     }
     if (!RESERVING_ACTIONS.includes(decision.action)) return false;
     const replicaId = `${model}-${++serial}`;

@@ -1,13 +1,19 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { z } from 'zod';
 import {
-  estimatedBits,
-  guessesLog10,
-  STRONG_SECRET_BITS,
-  STRONG_SECRET_GUESSES_LOG10,
-} from './contracts/secrets.ts';
-import { MIN_TEMPORAL_KEY_BYTES } from './contracts/temporal-credentials.ts';
+  checkSecret,
+  flag,
+  gatewayInstance,
+  httpUrl,
+  keyFile,
+  number,
+  port,
+  refuse,
+  seconds,
+  sentence,
+  text,
+} from './config-fields.ts';
 import { DEFAULT_POLICY_SETTINGS, type PolicySettings } from './domain/snapshot.ts';
 import { secretFromEnv } from './secret-file.ts';
 
@@ -85,158 +91,121 @@ export const DEFAULT_AUTH_FAILURE_BURST = 20;
 
 export class ConfigError extends Error {}
 
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number, { integer = false, min = 0 } = {}) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new ConfigError(`${name}=${raw} is not ${integer ? 'a whole number' : 'a number'} >= ${min}`);
-  }
-  return value;
-}
-
-const port = (env: NodeJS.ProcessEnv, name: string, fallback: number) =>
-  number(env, name, fallback, { integer: true, min: 1 });
-
-/** A setting that is on or off: 1 or 0 (unset or empty: off). */
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '' || raw === '0') return false;
-  if (raw === '1') return true;
-  throw new ConfigError(`${name}=${raw} must be 1 (on) or 0 (off)`);
-}
-
-/** An http(s) URL without its trailing slash; it ends up in the console's links, so nothing else is taken. */
-function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^https?:\/\/[^\s"'<>]+$/.test(raw) || !URL.canParse(raw)) {
-    throw new ConfigError(`${name}=${raw} is not an http:// or https:// URL`);
-  }
-  return raw.replace(/\/+$/, '');
-}
-
-/** A token's secret given by the environment (LLMGW_ADMIN_TOKEN, LLMGW_METRICS_TOKEN); undefined when unset. */
-/** A secret from NAME or NAME_FILE (secret-file.ts), its refusals as ConfigErrors. */
-function fromEnvOrFile(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/** LLMGW_ADMIN_TOKEN and the like from NAME or NAME_FILE (secret-file.ts); its refusals whole. */
+function fromEnvOrFile(env: Partial<Record<string, unknown>>, name: SecretName, ctx: z.RefinementCtx) {
   try {
-    return secretFromEnv(env, name);
+    return secretFromEnv(
+      { [name]: env[name] as string, [`${name}_FILE`]: env[`${name}_FILE`] as string },
+      name,
+    );
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    return refuse(ctx, (error as Error).message, 'whole', name);
   }
 }
 
-function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = fromEnvOrFile(env, name);
-  // Only its hash is kept, which protects a long random secret but not a short one (contracts/secrets.ts);
-  // and it travels as a bearer token, whose characters are few (RFC 6750).
-  if (value && !/^[\w\-.~+/]{32,512}=*$/.test(value)) {
-    throw new ConfigError(
-      `${name} must be 32 to 512 letters, digits or "-._~+/"; make one with: openssl rand -base64 32`,
-    );
-  }
-  const bits = value ? estimatedBits(value) : STRONG_SECRET_BITS;
-  if (bits < STRONG_SECRET_BITS) {
-    throw new ConfigError(
-      `${name} is too easy to guess (its characters repeat: about ${Math.floor(bits)} bits, ${STRONG_SECRET_BITS} needed); make one with: openssl rand -base64 32`,
-    );
-  }
-  const guesses = value ? guessesLog10(value) : STRONG_SECRET_GUESSES_LOG10;
-  if (guesses < STRONG_SECRET_GUESSES_LOG10) {
-    throw new ConfigError(
-      `${name} is too easy to guess (it follows words or patterns: about 10^${Math.floor(guesses)} guesses, 10^${STRONG_SECRET_GUESSES_LOG10} needed); make one with: openssl rand -base64 32`,
-    );
-  }
-  return value || undefined;
-}
+const secretNames = ['DATABASE_URL', 'LLMGW_ADMIN_TOKEN', 'LLMGW_METRICS_TOKEN'] as const;
+type SecretName = (typeof secretNames)[number];
+const secretFields = Object.fromEntries(
+  secretNames.flatMap((name) => [name, `${name}_FILE`]).map((name) => [name, z.string().optional()]),
+) as Record<
+  (typeof secretNames)[number] | `${(typeof secretNames)[number]}_FILE`,
+  z.ZodOptional<z.ZodString>
+>;
 
-/** A key kept in a file (its surrounding blanks dropped), at least MIN_TEMPORAL_KEY_BYTES; undefined when unset. */
-function keyFile(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
-  const path = env[name];
-  if (!path) return undefined;
-  let key: Buffer;
-  try {
-    key = Buffer.from(readFileSync(path, 'utf8').trim());
-  } catch (error) {
-    throw new ConfigError(
-      `${name}=${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`,
+/** The environment llmgw reads, checked and turned into its Config in one pass. */
+const EnvSchema = z
+  .object({
+    ...secretFields,
+    TEMPORAL_ADDRESS: text(undefined),
+    TEMPORAL_NAMESPACE: text('default'),
+    LLMGW_TEMPORAL_KEY_FILE: keyFile,
+    LLMGW_TEMPORAL_PORT: port(7233),
+    LLMGW_TEMPORAL_UI_PORT: port(8233),
+    LLMGW_TEMPORAL_UI_URL: httpUrl,
+    LLMGW_TRUST_PROXY: flag,
+    LLMGW_AUTH_FAILURE_BURST: number(DEFAULT_AUTH_FAILURE_BURST, { integer: true, min: 1 }),
+    LLMGW_POSTGRES_PORT: port(5433),
+    PORT: port(8080),
+    LLMGW_HOST: text('127.0.0.1'),
+    LLMGW_HOME: text('.llmgw'),
+    LLMGW_SIM_CLUSTER: z.string().optional(),
+    LLMGW_RESYNC_S: seconds(30, 0.1),
+    LLMGW_SIM_START_DELAY_MS: number(2000),
+    LLMGW_DRAIN_GRACE_S: seconds(30),
+    LLMGW_NODE_LOST_S: seconds(30, 1),
+    LLMGW_METRICS_REFRESH_S: seconds(5),
+    LLMGW_RECONCILER_CHECK_S: seconds(60, 0.1),
+    LLMGW_WORKFLOW_CACHE: number(1000, { integer: true, min: 2 }),
+    LLMGW_MAX_MODELS_PER_SCOPE: number(DEFAULT_SCOPE_CAPS.models, { integer: true, min: 1 }),
+    LLMGW_MAX_PROJECTS_PER_SCOPE: number(DEFAULT_SCOPE_CAPS.scopes, { integer: true, min: 1 }),
+    LLMGW_METRICS_PORT: port(0).transform((value) => value || undefined),
+    LLMGW_GATEWAY_PORT: port(8000),
+    LLMGW_GATEWAY_QUEUE_S: seconds(120),
+    LLMGW_GATEWAY_QUEUE_MAX: number(1000, { integer: true, min: 1 }),
+    LLMGW_GATEWAY_INSTANCE: gatewayInstance(() =>
+      `${hostname()}-${process.pid}`.replace(/[^\w.-]/g, '-').slice(0, 80),
+    ),
+    LLMGW_TASK_QUEUE: text('llmgw-reconciler'),
+    LLMGW_SCALE_DOWN_WINDOW_S: seconds(120),
+    LLMGW_LOAD_STALE_S: seconds(60, 0.1),
+    LLMGW_LOAD_SOURCES_MAX: number(64, { integer: true, min: 1 }),
+  })
+  .transform((env, ctx): Config => {
+    const adminToken = checkSecret(fromEnvOrFile(env, 'LLMGW_ADMIN_TOKEN', ctx), ctx, 'LLMGW_ADMIN_TOKEN');
+    const metricsToken = checkSecret(
+      fromEnvOrFile(env, 'LLMGW_METRICS_TOKEN', ctx),
+      ctx,
+      'LLMGW_METRICS_TOKEN',
     );
-  }
-  if (key.length < MIN_TEMPORAL_KEY_BYTES) {
-    throw new ConfigError(
-      `${name}=${path} holds ${key.length} bytes, fewer than ${MIN_TEMPORAL_KEY_BYTES}; make one with: openssl rand -base64 32`,
-    );
-  }
-  return key;
-}
+    // One secret for two tokens would make the admin's the one that Prometheus keeps in a file.
+    if (metricsToken && metricsToken === adminToken) {
+      refuse(ctx, 'must differ from LLMGW_ADMIN_TOKEN', 'named', 'LLMGW_METRICS_TOKEN');
+    }
+    return {
+      databaseUrl: fromEnvOrFile(env, 'DATABASE_URL', ctx),
+      temporalAddress: env.TEMPORAL_ADDRESS,
+      temporalNamespace: env.TEMPORAL_NAMESPACE,
+      temporalKey: env.LLMGW_TEMPORAL_KEY_FILE,
+      temporalPort: env.LLMGW_TEMPORAL_PORT,
+      temporalUiPort: env.LLMGW_TEMPORAL_UI_PORT,
+      temporalUiUrl: env.LLMGW_TEMPORAL_UI_URL ?? `http://localhost:${env.LLMGW_TEMPORAL_UI_PORT}`,
+      trustProxy: env.LLMGW_TRUST_PROXY,
+      authFailureBurst: env.LLMGW_AUTH_FAILURE_BURST,
+      postgresPort: env.LLMGW_POSTGRES_PORT,
+      port: env.PORT,
+      host: env.LLMGW_HOST,
+      home: resolve(env.LLMGW_HOME),
+      simClusterFile: env.LLMGW_SIM_CLUSTER === undefined ? undefined : resolve(env.LLMGW_SIM_CLUSTER),
+      resyncMs: env.LLMGW_RESYNC_S,
+      simStartDelayMs: env.LLMGW_SIM_START_DELAY_MS,
+      drainGraceMs: env.LLMGW_DRAIN_GRACE_S,
+      nodeLostMs: env.LLMGW_NODE_LOST_S,
+      adminToken,
+      metricsToken,
+      metricsRefreshMs: env.LLMGW_METRICS_REFRESH_S,
+      reconcilerCheckMs: env.LLMGW_RECONCILER_CHECK_S,
+      workflowCache: env.LLMGW_WORKFLOW_CACHE,
+      scopeCaps: { models: env.LLMGW_MAX_MODELS_PER_SCOPE, scopes: env.LLMGW_MAX_PROJECTS_PER_SCOPE },
+      metricsPort: env.LLMGW_METRICS_PORT,
+      gateway: {
+        port: env.LLMGW_GATEWAY_PORT,
+        queueMs: env.LLMGW_GATEWAY_QUEUE_S,
+        queueMax: env.LLMGW_GATEWAY_QUEUE_MAX,
+        instance: env.LLMGW_GATEWAY_INSTANCE,
+      },
+      taskQueue: env.LLMGW_TASK_QUEUE,
+      policy: {
+        ...DEFAULT_POLICY_SETTINGS,
+        scaleDownWindowMs: env.LLMGW_SCALE_DOWN_WINDOW_S,
+        loadStaleMs: env.LLMGW_LOAD_STALE_S,
+        loadSourcesMax: env.LLMGW_LOAD_SOURCES_MAX,
+      },
+    };
+  });
 
-/** A load source name part: letters, digits, ".", "_" or "-" (the API's LoadReport source rule). */
-function gatewayInstance(value: string | undefined): string {
-  const instance = value || `${hostname()}-${process.pid}`.replace(/[^\w.-]/g, '-').slice(0, 80);
-  if (!/^[A-Za-z0-9][\w.-]{0,79}$/.test(instance)) {
-    throw new ConfigError(
-      `LLMGW_GATEWAY_INSTANCE=${value} must be 1 to 80 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
-  return instance;
-}
-
+/** The Config of an environment; a ConfigError with one sentence for the first value it refuses. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const metricsPort = env.LLMGW_METRICS_PORT ? port(env, 'LLMGW_METRICS_PORT', 0) : undefined;
-  const adminToken = secret(env, 'LLMGW_ADMIN_TOKEN');
-  const metricsToken = secret(env, 'LLMGW_METRICS_TOKEN');
-  // One secret for two tokens would make the admin's the one that Prometheus keeps in a file.
-  if (metricsToken && metricsToken === adminToken) {
-    throw new ConfigError('LLMGW_METRICS_TOKEN must differ from LLMGW_ADMIN_TOKEN');
-  }
-  const temporalUiPort = port(env, 'LLMGW_TEMPORAL_UI_PORT', 8233);
-  return {
-    databaseUrl: fromEnvOrFile(env, 'DATABASE_URL'),
-    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
-    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
-    temporalKey: keyFile(env, 'LLMGW_TEMPORAL_KEY_FILE'),
-    temporalPort: port(env, 'LLMGW_TEMPORAL_PORT', 7233),
-    temporalUiPort,
-    temporalUiUrl: httpUrl(env, 'LLMGW_TEMPORAL_UI_URL', `http://localhost:${temporalUiPort}`),
-    trustProxy: flag(env, 'LLMGW_TRUST_PROXY'),
-    authFailureBurst: number(env, 'LLMGW_AUTH_FAILURE_BURST', DEFAULT_AUTH_FAILURE_BURST, {
-      integer: true,
-      min: 1,
-    }),
-    postgresPort: port(env, 'LLMGW_POSTGRES_PORT', 5433),
-    port: port(env, 'PORT', 8080),
-    host: env.LLMGW_HOST || '127.0.0.1',
-    home: resolve(env.LLMGW_HOME || '.llmgw'),
-    simClusterFile: env.LLMGW_SIM_CLUSTER === undefined ? undefined : resolve(env.LLMGW_SIM_CLUSTER),
-    resyncMs: number(env, 'LLMGW_RESYNC_S', 30, { min: 0.1 }) * 1000,
-    simStartDelayMs: number(env, 'LLMGW_SIM_START_DELAY_MS', 2000),
-    drainGraceMs: number(env, 'LLMGW_DRAIN_GRACE_S', 30) * 1000,
-    nodeLostMs: number(env, 'LLMGW_NODE_LOST_S', 30, { min: 1 }) * 1000,
-    adminToken,
-    metricsToken,
-    metricsRefreshMs: number(env, 'LLMGW_METRICS_REFRESH_S', 5) * 1000,
-    reconcilerCheckMs: number(env, 'LLMGW_RECONCILER_CHECK_S', 60, { min: 0.1 }) * 1000,
-    workflowCache: number(env, 'LLMGW_WORKFLOW_CACHE', 1000, { integer: true, min: 2 }),
-    scopeCaps: {
-      models: number(env, 'LLMGW_MAX_MODELS_PER_SCOPE', DEFAULT_SCOPE_CAPS.models, { integer: true, min: 1 }),
-      scopes: number(env, 'LLMGW_MAX_PROJECTS_PER_SCOPE', DEFAULT_SCOPE_CAPS.scopes, {
-        integer: true,
-        min: 1,
-      }),
-    },
-    metricsPort,
-    gateway: {
-      port: port(env, 'LLMGW_GATEWAY_PORT', 8000),
-      queueMs: number(env, 'LLMGW_GATEWAY_QUEUE_S', 120) * 1000,
-      queueMax: number(env, 'LLMGW_GATEWAY_QUEUE_MAX', 1000, { integer: true, min: 1 }),
-      instance: gatewayInstance(env.LLMGW_GATEWAY_INSTANCE),
-    },
-    taskQueue: env.LLMGW_TASK_QUEUE || 'llmgw-reconciler',
-    policy: {
-      ...DEFAULT_POLICY_SETTINGS,
-      scaleDownWindowMs: number(env, 'LLMGW_SCALE_DOWN_WINDOW_S', 120) * 1000,
-      loadStaleMs: number(env, 'LLMGW_LOAD_STALE_S', 60, { min: 0.1 }) * 1000,
-      loadSourcesMax: number(env, 'LLMGW_LOAD_SOURCES_MAX', 64, { integer: true, min: 1 }),
-    },
-  };
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(sentence(parsed.error.issues[0], env));
+  return parsed.data;
 }

@@ -55,6 +55,8 @@ export interface PassPlan {
   decision: Decision;
   /** The places that follow a place in the same pass (policy/burst.ts); empty when there are none. */
   alsoPlace: Decision[];
+  /** Replicas drained with a removal's own (policy/burst.ts moreRemovals); empty when there are none. */
+  alsoRemove: string[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
@@ -126,7 +128,7 @@ export function createActivities(deps: ActivityDeps) {
         const model = view.models.get(input.model);
         if (!model) return { exists: false as const };
         const backoff = backedOffUntil(await recentOutcomes(sql, model.name, BACKOFF_CAP_MS * 2));
-        const { decision, alsoPlace, startable, resyncMs } = decidePass(
+        const { decision, alsoPlace, alsoRemove, startable, resyncMs } = decidePass(
           view,
           model.name,
           { ...input.memory, backedOffUntil: backoff },
@@ -141,6 +143,7 @@ export function createActivities(deps: ActivityDeps) {
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
           alsoPlace,
+          alsoRemove,
           startable,
           backedOffUntil: backoff,
           resyncMs,

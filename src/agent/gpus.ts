@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
 import { describeIssue } from '../contracts/errors.ts';
 import { ResourcesSchema } from '../contracts/schemas/resources.ts';
+import { parseResourcePairs } from '../domain/resource-pairs.ts';
 import type { Resources } from '../domain/resources.ts';
 
 /** One GPU as nvidia-smi lists it. */
@@ -121,22 +122,8 @@ function memTotalBytes(meminfo: string): number {
 
 /** `gpus=8,cores=96,memory_gib=1024` (--capacity): the dimensions given, each checked as the API checks it. */
 export function parseCapacity(text: string): Resources {
-  const given: Record<string, number> = {};
-  for (const pair of text.split(',').map((part) => part.trim())) {
-    const match = /^([a-z_]+)\s*=(.*)$/.exec(pair);
-    if (!match) throw new Error(`--capacity takes name=value pairs like gpus=8,cores=96, not "${pair}"`);
-    const [, name, value] = match;
-    if (name in given) throw new Error(`--capacity gives ${name} twice`);
-    given[name] = value.trim() === '' ? Number.NaN : Number(value);
-    if (Number.isNaN(given[name])) throw new Error(`--capacity ${name} must be a number, not "${value}"`);
-  }
-  const checked = ResourcesSchema.safeParse(given);
-  if (!checked.success) {
-    const sentence = describeIssue(checked.error.issues[0]).replace(/^unknown field/, 'unknown dimension');
-    throw new Error(
-      `--capacity ${sentence}${sentence.startsWith('unknown') ? ' (gpus, cores, memory_gib)' : ''}`,
-    );
-  }
+  const checked = ResourcesSchema.safeParse(parseResourcePairs(text, '--capacity'));
+  if (!checked.success) throw new Error(`--capacity ${describeIssue(checked.error.issues[0])}`);
   return checked.data;
 }
 

@@ -3,6 +3,11 @@
  * so that a flood costs one log line per window and key while its size is still told. Many keys (source
  * addresses) cannot make it grow: holding `maxKeys`, it forgets those whose window has passed, and holds
  * back any new key while none has.
+ *
+ * Kept by hand rather than lru-cache: lru-cache evicts a live window to take a new key (which would let a
+ * flood of addresses reset another's window), and its purgeStale scans every key: 2 ms a new key when
+ * full of live windows at 10,000 keys, against 0.6 µs here, which stops at the first live one (npm run
+ * bench -- libraries).
  */
 export class PerKeyLimit {
   // In the order of the events let through, oldest first, so that the ones to forget come first.

@@ -11,14 +11,25 @@ import { readScenario } from '../simulate/scenario.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const SCENARIOS = join(REPO_ROOT, 'bench', 'simulate', 'scenarios');
-/** The hour of the Azure trace on room for both models, then on too little room under two teams. */
-export const DEFAULT_SCENARIOS = [join(SCENARIOS, 'azure.yaml'), join(SCENARIOS, 'contention.yaml')];
+/**
+ * The hour of the Azure trace on room for both models, then on too little room under two teams; then the
+ * same hour with other start delays and other capacities per replica, so that no rule is judged on one
+ * start delay and one replica size alone.
+ */
+export const DEFAULT_SCENARIOS = [
+  'azure.yaml',
+  'contention.yaml',
+  'azure-fast-start.yaml',
+  'azure-slow-start.yaml',
+  'azure-small-replicas.yaml',
+  'azure-large-replicas.yaml',
+].map((file) => join(SCENARIOS, file));
 
 const SIMULATE_USAGE = `usage: llmgw simulate [--scenario FILE ...] [--data DIR] [--charts DIR] [--skip-placement]
 
 Replays each scenario's traces through llmgw's policy and its peers on a simulated clock, and prints
-their figures. --scenario: a scenario YAML, may be repeated (default: azure.yaml and contention.yaml
-of bench/simulate/scenarios); --data: the folder of the traces (default LLMGW_SIM_DATA, else
+their figures. --scenario: a scenario YAML, may be repeated (default: azure.yaml, contention.yaml and
+the azure-*.yaml variants of bench/simulate/scenarios); --data: the folder of the traces (default LLMGW_SIM_DATA, else
 ../shared/data beside the repository); --charts: write SVG charts there. Then the Alibaba GPU pods
 are placed on its 1,213 nodes by llmgw's best fit, dot product and first fit (--skip-placement: not).`;
 

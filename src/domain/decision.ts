@@ -1,3 +1,4 @@
+import type { BurstHeadroom, GrowthMemory, RisingBurst } from './growth.ts';
 import type { Dimension, Resources } from './resources.ts';
 import type { ScopeKey } from './scope.ts';
 
@@ -107,6 +108,11 @@ export interface DecisionInputs {
   tokens_per_sec: number;
   /** Quota figures of the owner's chain that mattered. */
   quotas: { scope: ScopeKey; name: string; guarantee?: Resources; limit?: Resources; holds: Resources }[];
+  /**
+   * The burst the decision weighed (docs/policy.md "Headroom for bursts"): the room kept for the rises
+   * the model showed, or the rise a spare replica is placed for. Absent when none did.
+   */
+  burst?: BurstHeadroom | RisingBurst;
 }
 
 export interface Decision {
@@ -136,5 +142,5 @@ export interface Decision {
   rejected: ProfileRejection[];
   inputs: DecisionInputs;
   /** The model's memory after this decision. */
-  memory: { scaleDownSince: number | null };
+  memory: { scaleDownSince: number | null; scaleDownPeak?: number; growth?: GrowthMemory };
 }

@@ -1,5 +1,6 @@
 import type { ClusterNode, Replica } from './cluster.ts';
 import type { Decision } from './decision.ts';
+import type { GrowthMemory } from './growth.ts';
 import type { Load, Measurement, Model } from './model.ts';
 import type { Quota } from './quota.ts';
 import type { Scope } from './scope.ts';
@@ -14,6 +15,13 @@ export interface PolicySettings {
   loadSourcesMax: number;
   /** Concurrency of a profile that is neither measured nor declares one. */
   defaultConcurrency: number;
+  /**
+   * A model's start delay until one of its replicas has been seen to become ready (policy/load-growth.ts):
+   * the time within which a burst must be met by replicas that already run.
+   */
+  startDelayMs: number;
+  /** How long a burst a model showed keeps spare room for it, decaying to none (policy/load-growth.ts). */
+  burstMemoryMs: number;
 }
 
 export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
@@ -21,6 +29,8 @@ export const DEFAULT_POLICY_SETTINGS: PolicySettings = {
   loadStaleMs: 60_000,
   loadSourcesMax: 64,
   defaultConcurrency: 8,
+  startDelayMs: 60_000,
+  burstMemoryMs: 3_600_000,
 };
 
 /**
@@ -55,6 +65,10 @@ export interface ModelMemory {
   scaleDownSince: number | null;
   /** Profiles backed off after failed starts or crashes: profile name -> until when (ms since epoch). */
   backedOffUntil: Record<string, number>;
+  /** The highest load seen since `scaleDownSince` (policy/load-growth.ts): what a fall is judged on. */
+  scaleDownPeak?: number;
+  /** The model's recent load growth and observed start delay (policy/load-growth.ts); absent: none seen. */
+  growth?: GrowthMemory;
 }
 
 export const EMPTY_MEMORY: ModelMemory = { scaleDownSince: null, backedOffUntil: {} };

@@ -1,27 +1,22 @@
+import { createParser } from 'eventsource-parser';
+
 /**
  * The `data:` payloads of a server-sent event stream, one per event (multi-line data joined with "\n"),
- * as OpenAI-compatible servers stream chat completions.
+ * as OpenAI-compatible servers stream chat completions. eventsource-parser 3 (not 4: it needs Node 22.12,
+ * and llmgw runs on 20) reads the stream as the WHATWG spec says.
  */
 export async function* sseData(
   body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
 ): AsyncGenerator<string> {
   const decoder = new TextDecoder();
-  let buffered = '';
-  let data: string[] = [];
+  const events: string[] = [];
+  const parser = createParser({ onEvent: (event) => events.push(event.data) });
   for await (const chunk of body as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end = buffered.indexOf('\n');
-    while (end >= 0) {
-      const line = buffered.slice(0, end).replace(/\r$/, '');
-      buffered = buffered.slice(end + 1);
-      if (line === '') {
-        if (data.length > 0) yield data.join('\n');
-        data = [];
-      } else if (line.startsWith('data:')) {
-        data.push(line.slice(5).replace(/^ /, ''));
-      }
-      end = buffered.indexOf('\n');
-    }
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* events.splice(0);
   }
-  if (data.length > 0) yield data.join('\n');
+  // A stream that ends after a whole line but before the blank line still gives its last event (a line
+  // cut short is dropped, as the spec says).
+  parser.feed(`${decoder.decode()}\n`);
+  yield* events.splice(0);
 }

@@ -323,6 +323,8 @@ interface Target {
 }
 
 /** Parsed once per replica endpoint and path: a URL parse per request costs more than it should. */
+// A Map, not lru-cache: lru-cache's get costs 75 ns against a Map's 53 on this hot path (npm run bench --
+// libraries), and a few pairs per replica never reach 10,000.
 const targets = new Map<string, Target>();
 function targetOf(endpoint: string, path: string): Target {
   const key = `${endpoint}\n${path}`;

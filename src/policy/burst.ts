@@ -1,6 +1,7 @@
 import { type Decision, RESERVING_ACTIONS, type Victim } from '../domain/decision.ts';
 import type { ModelMemory, Snapshot } from '../domain/snapshot.ts';
 import { decideModel } from './decide.ts';
+import { hasBursts } from './load-growth.ts';
 import { reservationRefusal } from './reservation.ts';
 import { buildView, type View } from './view.ts';
 
@@ -57,6 +58,8 @@ export function decideBurst(
   most = MAX_BURST,
 ): Decision[] {
   const burst = [decideModel(view, modelName, memory)];
+  if (burst[0].action === 'remove')
+    return [...burst, ...moreRemovals(view, modelName, memory, burst[0], most)];
   let sim = view;
   while (burst.length < most && burst.at(-1)!.action === 'place') {
     sim = buildView(placedIn(sim.snapshot, burst.at(-1)!));
@@ -82,4 +85,37 @@ export function burstRefusal(view: View, burst: readonly Decision[]): string | n
     if (i < burst.length - 1) sim = buildView(placedIn(sim.snapshot, decision));
   }
   return null;
+}
+
+/**
+ * The replicas a bursty model sheds after the first in the same pass (docs/policy.md "Headroom for
+ * bursts"): on the view with the ones before draining, each that the window's peak, the kept headroom,
+ * min_replicas and the target still let go; of those (the first included) half, rounded up. A model
+ * that showed no burst sheds one a window.
+ */
+export function moreRemovals(
+  view: View,
+  modelName: string,
+  memory: ModelMemory,
+  first: Decision,
+  most = MAX_BURST,
+): Decision[] {
+  if (!hasBursts(first.memory.growth)) return [];
+  const removed: Decision[] = [];
+  let sim = view;
+  let last = first;
+  while (removed.length + 1 < most) {
+    const gone = last.replica!;
+    const replicas = sim.snapshot.replicas.map((r) =>
+      r.id === gone ? { ...r, state: 'draining' as const } : r,
+    );
+    sim = buildView({ ...sim.snapshot, replicas });
+    const next = decideModel(sim, modelName, memory);
+    if (next.action !== 'remove') break;
+    removed.push(next);
+    last = next;
+  }
+  // Half of what could go (the first included), at least one: each window halves the distance to the
+  // level the window's peak asks for, so a fall misread costs at most half of the room.
+  return removed.slice(0, Math.ceil((removed.length + 1) / 2) - 1);
 }

@@ -15,7 +15,20 @@ import {
 } from './explain.ts';
 import { yieldsTo } from './fairness.ts';
 import { holdsOf } from './holdings.ts';
+import { overLimitDimensions } from './limits.ts';
 import { type LoadReading, loadOf } from './load.ts';
+import {
+  type BurstHeadroom,
+  burstHeadroom,
+  burstPhrase,
+  hasBursts,
+  headroomSentence,
+  mayKeepAsSpare,
+  mayPlaceSpare,
+  observeLoad,
+  risingBurst,
+  risingSentence,
+} from './load-growth.ts';
 import { type ModelFigures, modelFigures } from './model-figures.ts';
 import { preemptedFor } from './preempt.ts';
 import { formatNumber } from './resources.ts';
@@ -46,11 +59,18 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   if (!model) return unknownModel(modelName);
   const figures = modelFigures(view, model);
   const load = loadOf(view, model.name);
+  const growth = observeLoad(
+    memory.growth,
+    view.now,
+    load.inFlight,
+    view.replicasOfModel(model.name),
+    view.settings,
+  );
   const common: Common = {
     model: model.name,
     rejected: [],
     inputs: decisionInputs(view, model, figures, load),
-    memory: { scaleDownSince: null },
+    memory: { scaleDownSince: null, growth },
   };
   const order = removalOrder(view, model, figures);
   const n = figures.serving.length;
@@ -63,11 +83,53 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   if (load.inFlight === null) {
     return { ...common, action: 'none', reason: `steady: ${load.why}; ${serving(figures)}` };
   }
+  const spare = addSpare(view, model, figures, load.inFlight, memory, common);
+  if (spare) return spare;
   return scaleDown(view, model, figures, load.inFlight, memory, order, common);
 }
 
 const serving = (figures: ModelFigures) =>
   `${formatNumber(figures.capacity)} at SLO on ${replicas(figures.serving.length)}`;
+
+/**
+ * A spare replica while a burst outruns the ready replicas (load-growth.ts risingBurst), or null. It has
+ * the lowest claim (surplus), and is placed only in free room within the limits: never by reclaim or
+ * preemption, and it yields to any model waiting with a higher claim. With no such room, nothing.
+ */
+function addSpare(
+  view: View,
+  model: Model,
+  figures: ModelFigures,
+  load: number,
+  memory: ModelMemory,
+  common: Common,
+): Decision | null {
+  if (figures.serving.length >= model.max_replicas || overLimitDimensions(view, model.owner).size > 0) {
+    return null;
+  }
+  const ready = figures.serving
+    .filter((r) => r.state === 'ready')
+    .reduce((total, r) => total + figures.concurrency(r), 0);
+  const burst = risingBurst(common.memory.growth!, view.now, load, figures.capacity, ready);
+  if (!burst) return null;
+  const claim = { ...nextClaim(model, figures.serving.length), tier: 'surplus' as const };
+  const choice = chooseProfile(view, model, figures.profiles, memory, false, claim, (profile) =>
+    yieldsTo(view, model, profile, claim),
+  );
+  if (choice.action !== 'place') return null;
+  const { profile } = choice;
+  if (!mayPlaceSpare(view, model.name, model.owner, profile.resources)) return null;
+  return {
+    ...common,
+    inputs: { ...common.inputs, burst },
+    rejected: choice.rejected,
+    profile: profile.name,
+    resources: profile.resources,
+    action: 'place',
+    node: choice.node,
+    reason: `${risingSentence(load, burst)}; placed ${profile.name} on ${choice.node} (spare)`,
+  };
+}
 
 /** Up: one replica of the first profile that fits, by placement or reclaim; else pending, and why. */
 function addReplica(
@@ -124,7 +186,12 @@ function addReplica(
   };
 }
 
-/** Down: one replica once the scale-down condition has held for the window; the window is kept in memory. */
+/**
+ * Down: one replica once the scale-down condition has held for the window; the window is kept in memory.
+ * The rest must also keep the headroom for the model's bursts (load-growth.ts), and the 70% rule is
+ * judged on the highest load seen during the window, so that a bursty model may shed several replicas
+ * in one pass (burst.ts) without shedding what the window's own peak needed.
+ */
 function scaleDown(
   view: View,
   model: Model,
@@ -146,23 +213,56 @@ function scaleDown(
     const settling = `${replicas(figures.settling.length)} pending or starting`;
     return { ...common, action: 'none', reason: `${steady}; no scale-down while ${settling}` };
   }
-  const candidate = removable(model, figures, load, order);
-  if (!candidate) return { ...common, action: 'none', reason: steady };
+  const growth = common.memory.growth;
+  // A scope over its limit keeps no headroom: spare room is bounded by limits as every replica is.
+  const overLimit = overLimitDimensions(view, model.owner).size > 0;
+  const headroom = overLimit ? null : burstHeadroom(growth, view.now, load, view.settings);
+  const keep = headroom?.spare ?? 0;
+  const shown: Common = headroom ? { ...common, inputs: { ...common.inputs, burst: headroom } } : common;
+  // A steady model is judged on its load now, as it always was; a bursty one on the window's peak.
+  const bursty = hasBursts(growth);
+  const peak = bursty && memory.scaleDownSince !== null ? Math.max(load, memory.scaleDownPeak ?? load) : load;
+  const keeping = removable(model, figures, peak, order, load + keep);
+  const plain = headroom ? removable(model, figures, peak, order, load) : keeping;
+  // Room owed to another scope, or that another model waits for, is not kept as spare.
+  const unkept = !keeping && plain !== null && !mayKeepAsSpare(view, model.owner, plain.replica);
+  const candidate = unkept ? plain : keeping;
+  if (!candidate) {
+    const kept = headroom && plain ? `; ${keptSentence(model, figures, load, headroom)}` : '';
+    return { ...shown, action: 'none', reason: `${steady}${kept}` };
+  }
 
   const since = memory.scaleDownSince ?? view.now;
   const condition =
-    `${inFlight(load)} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
+    `${inFlight(peak)}${peak > load ? ' at most' : ''} <= 70% of ${formatNumber(candidate.rest)} at SLO ` +
     `without replica ${candidate.replica.id} for ${Math.round((view.now - since) / 1000)} s`;
-  if (view.now - since >= view.settings.scaleDownWindowMs) {
-    return remove(common, candidate.replica, `scale down: ${condition}`);
+  const spare = !headroom
+    ? ''
+    : unkept
+      ? `, no spare kept on room another scope is owed or another model waits for`
+      : `, keeping room for ${keep} more: ${burstPhrase(model.name, headroom)}`;
+  const window = view.settings.scaleDownWindowMs;
+  if (view.now - since >= window) {
+    return remove(shown, candidate.replica, `scale down: ${condition}${spare}`);
   }
-  const window = Math.round(view.settings.scaleDownWindowMs / 1000);
   return {
-    ...common,
-    memory: { scaleDownSince: since },
+    ...shown,
+    memory: { ...shown.memory, scaleDownSince: since, ...(bursty && { scaleDownPeak: peak }) },
     action: 'none',
-    reason: `steady: ${condition} of the ${window} s window`,
+    reason: `steady: ${condition} of the ${Math.round(window / 1000)} s window${spare}`,
   };
+}
+
+/** "kept 3 spare: code grew by 40 in flight within 60 s 12 min ago", counting the replicas the load does not need. */
+function keptSentence(model: Model, figures: ModelFigures, load: number, headroom: BurstHeadroom) {
+  let needed = 0;
+  let covered = 0;
+  for (const replica of figures.serving) {
+    if (covered >= load) break;
+    covered += figures.concurrency(replica);
+    needed++;
+  }
+  return headroomSentence(model.name, headroom, figures.serving.length - needed);
 }
 
 /** Nothing done: the model waits for what `pending` names, and its sentence says so. */

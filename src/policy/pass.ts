@@ -10,6 +10,8 @@ export interface PassDecisions {
   decision: Decision;
   /** The places that follow a place in the same pass (policy/burst.ts). */
   alsoPlace: Decision[];
+  /** Replicas to drain with the decision's own, when a bursty model's load has clearly fallen (burst.ts). */
+  alsoRemove: string[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startRefusal). */
   startable: string[];
   /** How long the reconciler waits untold before its next pass (policy/resync.ts). */
@@ -29,10 +31,17 @@ export function decidePass(
   memory: ModelMemory,
   resyncMs: number,
 ): PassDecisions {
-  const [decision, ...alsoPlace] = decideBurst(view, modelName, memory);
+  const [first, ...also] = decideBurst(view, modelName, memory);
+  const removing = first.action === 'remove';
+  const alsoRemove = removing ? also.map((d) => d.replica!) : [];
+  const decision =
+    alsoRemove.length > 0
+      ? { ...first, reason: `${first.reason}; and ${alsoRemove.length} more: ${alsoRemove.join(', ')}` }
+      : first;
   return {
     decision,
-    alsoPlace,
+    alsoPlace: removing ? [] : also,
+    alsoRemove,
     startable: view
       .replicasOfModel(modelName)
       .filter((r) => r.state === 'pending')

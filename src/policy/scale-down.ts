@@ -47,7 +47,8 @@ export interface Removable {
 
 /**
  * The first replica in removal order whose removal keeps the load under 70% of the rest
- * (`L <= 0.7 (C - c(r))`), min_replicas and the target throughput; null when none. The scale-down
+ * (`L <= 0.7 (C - c(r))`), the capacity `keep` (the load and the headroom kept for its bursts,
+ * load-growth.ts), min_replicas and the target throughput; null when none. The scale-down
  * condition holds exactly while there is one: a replica that is first in the order but would break
  * one of these does not stop a later one from going.
  */
@@ -56,12 +57,13 @@ export function removable(
   figures: ModelFigures,
   load: number,
   order: (a: Replica, b: Replica) => number,
+  keep = load,
 ): Removable | null {
   if (figures.serving.length - 1 < model.min_replicas) return null;
   const target = model.target_tokens_per_sec;
   for (const replica of [...figures.serving].sort(order)) {
     const rest = figures.capacity - figures.concurrency(replica);
-    if (!underSeventyPercent(load, rest)) continue;
+    if (!underSeventyPercent(load, rest) || rest < keep) continue;
     if (target !== undefined && figures.tokensPerSec - figures.throughput(replica) < target) continue;
     return { replica, rest };
   }

@@ -106,7 +106,9 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
     options.record?.push({ model, snapshot: view.snapshot, memory, plan });
     startAdmitted(world, plan.startable);
     const { decision } = plan;
-    if (decision.action === 'remove') world.cluster.drain(decision.replica!, world.now);
+    if (decision.action === 'remove') {
+      for (const id of [decision.replica!, ...plan.alsoRemove]) world.cluster.drain(id, world.now);
+    }
     if (decision.action === 'none' || decision.action === 'remove') return false;
     const spec = view.models.get(model)!;
     const burst = [decision, ...plan.alsoPlace];

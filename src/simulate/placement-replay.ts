@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
 import type { ClusterNode, Replica } from '../domain/cluster.ts';
 import type { Profile } from '../domain/model.ts';
 import type { Resources } from '../domain/resources.ts';
@@ -16,11 +17,9 @@ export interface PodRequest {
   gpuDemand: number;
 }
 
-const rows = (text: string) => {
-  const [header, ...lines] = text.trim().split('\n');
-  const names = header.split(',');
-  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [names[i], v])));
-};
+/** The rows of a CSV file with a header, by column name (quoted fields and CRLF lines read as CSV says). */
+const rows = (text: string): Record<string, string>[] =>
+  parse(text, { columns: true, skip_empty_lines: true });
 
 /** openb_node_list_gpu_node.csv: `sn,cpu_milli,memory_mib,gpu,model`. */
 export const parseNodes = (text: string): ClusterNode[] =>

@@ -1,4 +1,4 @@
-import { MinHeap } from './min-heap.ts';
+import { Heap } from 'heap-js';
 
 /** A request as the simulator serves it: when it arrives and how long it holds a slot. */
 export interface ServedRequest {
@@ -17,7 +17,11 @@ export type ReadySlots = ReadonlyMap<string, number>;
  * drains) finishes the requests it holds and gets no new one.
  */
 export class ServingPool {
-  private readonly ends = new MinHeap<{ at: number; replica: string }>((end) => end.at);
+  /** The ends of the requests being served, soonest first; ties in the order they started (`seq`). */
+  private readonly ends = new Heap<{ at: number; seq: number; replica: string }>(
+    (a, b) => a.at - b.at || a.seq - b.seq,
+  );
+  private started = 0;
   private readonly onReplica = new Map<string, number>();
   private readonly queue: number[] = [];
   private queueHead = 0;
@@ -30,7 +34,7 @@ export class ServingPool {
   }
 
   get running(): number {
-    return this.ends.size;
+    return this.ends.size();
   }
 
   get waiting(): number {
@@ -92,7 +96,7 @@ export class ServingPool {
       const index = this.queue[this.queueHead++];
       this.waits[index] = at - this.requests[index].at;
       this.onReplica.set(replica, (this.onReplica.get(replica) ?? 0) + 1);
-      this.ends.push({ at: at + this.requests[index].serviceMs, replica });
+      this.ends.push({ at: at + this.requests[index].serviceMs, seq: this.started++, replica });
     }
     if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
       this.queue.splice(0, this.queueHead);

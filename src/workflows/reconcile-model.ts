@@ -45,7 +45,7 @@ const MAX_REPLANS = 3;
 // Patches being retired (docs/architecture.md "Retiring history compatibility"): each was patched() while
 // runs begun before it could be open, and is now deprecatePatch(): every open run began after it, so
 // the code before it is gone; the marker is still written, so a worker of the previous code replays
-// runs begun here. The calls go once no open run began under code that called patched(). The three
+// runs begun here. The calls go once no open run began under code that called patched(). The four
 // reads marked EARLIER_SHAPE go with them: results the code before one shape recorded (runs open when
 // it is deployed replay them) omit fields the activities now always return.
 /** Passes plan in a local activity and leave out what changes nothing (a decision recorded again, the same search attributes). */
@@ -238,7 +238,10 @@ async function pass(
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
-    await steps.drainReplicas({ replicaIds: [decision.replica], reason: decision.reason });
+    // A bursty model may shed several in one pass: one drain for all of them. EARLIER_SHAPE: the plan of
+    // the code before one shape omitted an empty alsoRemove.
+    const replicaIds = [decision.replica, ...(plan.alsoRemove ?? [])];
+    await steps.drainReplicas({ replicaIds, reason: decision.reason });
   }
   // A resync that again did nothing for the same reason to wait (if any) has nothing to record: the
   // store would skip it too (nothing else records for the model without waking its reconciler).

@@ -1,60 +1,17 @@
-import type { Resources } from '../../domain/resources.ts';
+import type { components, paths } from './api.gen.ts';
 import { applyFile, warningLines } from './apply-file.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { num, table } from './output.ts';
 import { formatResourceOption } from './resources.ts';
 
-export interface DecisionAnswer {
-  at: string;
-  action: string;
-  reason: string;
-  profile?: string;
-  node?: string;
-}
-
-interface ModelSummary {
-  name: string;
-  /** "" when the model has none. */
-  owner: string;
-  owner_name: string | null;
-  /** The model's own priority, not a profile's. */
-  priority: number;
-  min_replicas: number;
-  max_replicas: number;
-  target_tokens_per_sec?: number;
-  replicas: Record<string, number>;
-  in_flight: number | null;
-  capacity_at_slo: number;
-  status: string;
-  last_decision: DecisionAnswer | null;
-  /** Set when the in-flight figure is not the one the last decision saw, saying which is newer. */
-  freshness: string | null;
-}
-
-interface ModelDetail extends ModelSummary {
-  profiles: {
-    name: string;
-    priority: number;
-    resources: Resources;
-    gpu_model?: string;
-    default_concurrency?: number;
-    engine?: { kind: string };
-    runtime?: string;
-    params?: Record<string, unknown>;
-  }[];
-  replicas_list: {
-    id: string;
-    profile: string;
-    node: string;
-    state: string;
-    resources: Resources;
-    created_at: string;
-  }[];
-  decisions: DecisionAnswer[];
-  /** E.g. a profile kept on an inline engine. */
-  warnings?: string[];
-}
+// The API's answers as its OpenAPI document describes them (api.gen.ts, `npm run api-types`).
+type Schemas = components['schemas'];
+export type DecisionAnswer = Schemas['Decision'];
+type ModelSummary = Schemas['ModelSummary'];
+type ModelDetail = Schemas['Model'];
+type OwnerAnswer =
+  paths['/api/v1/models/{name}/owner']['post']['responses'][200]['content']['application/json'];
 
 /** "2 ready, 1 starting": the states that have replicas. */
 const replicaCounts = (counts: Record<string, number>) =>
@@ -218,11 +175,9 @@ export const MODEL_SPEC_COMMANDS: Command[] = [
     examples: ['llmgw ctl model owner llama-70b team:Acme/ml', 'llmgw ctl model owner llama-70b --clear'],
     async run(ctx, { positionals: [name, scope], values }) {
       if ((scope === undefined) === !values.clear) throw new UsageError('give either SCOPE or --clear');
-      const { body } = await ctx
-        .api()
-        .call<{ owner: string; warnings?: string[] }>('POST', modelPath(name, '/owner'), {
-          owner: scope ?? '',
-        });
+      const { body } = await ctx.api().call<OwnerAnswer>('POST', modelPath(name, '/owner'), {
+        owner: scope ?? '',
+      });
       // The answer gives the key; the model's summary names the scope as people know it: "team Acme / ml".
       const scopeName = body.owner
         ? `${body.owner.split(':')[0]} ${(await ctx.api().get<ModelSummary>(modelPath(name))).owner_name}`

@@ -1,22 +1,14 @@
+import { parseResourcePairs } from '../../domain/resource-pairs.ts';
 import { DIMENSIONS, type Resources } from '../../domain/resources.ts';
 import { UsageError } from './errors.ts';
 
 /** `gpus=8,cores=64,memory_gib=512` as resources; the server checks the values (whole GPUs, >= 0). */
 export function parseResources(text: string, option: string): Resources {
-  const resources: Resources = {};
-  for (const part of text.split(',').map((p) => p.trim())) {
-    const match = /^(\w+)=(.+)$/.exec(part);
-    const name = match?.[1] as (typeof DIMENSIONS)[number] | undefined;
-    if (!match || !name || !DIMENSIONS.includes(name)) {
-      throw new UsageError(
-        `${option}: "${part}" is not NAME=NUMBER with NAME one of ${DIMENSIONS.join(', ')}`,
-      );
-    }
-    const value = Number(match[2]);
-    if (!Number.isFinite(value)) throw new UsageError(`${option}: ${name}=${match[2]} is not a number`);
-    resources[name] = value;
+  try {
+    return parseResourcePairs(text, option);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
-  return resources;
 }
 
 /** The inverse of parseResources, for tables: `gpus=8,cores=64`; "-" when nothing is set. */

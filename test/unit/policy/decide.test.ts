@@ -27,6 +27,7 @@ import {
   SECOND,
   settle,
   threeChatReplicas,
+  windowOf,
   withOwner,
   world,
 } from './fixtures.ts';
@@ -57,7 +58,7 @@ describe('scaling up', () => {
       'scale up: 34 in flight > 30 at SLO on 3 replicas; placed vllm-h100 on gpu-1 (team Acme / ml within guarantee 8 GPUs, holds 6 GPUs)',
     );
     assert.deepEqual(d.resources, h100.resources);
-    assert.deepEqual(d.memory, { scaleDownSince: null });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: null });
   });
 
   it('carries the inputs that mattered', () => {
@@ -332,7 +333,7 @@ describe('scaling down', () => {
   it('starts the window when the condition starts to hold', () => {
     const d = idle(null);
     assert.equal(d.action, 'none');
-    assert.deepEqual(d.memory, { scaleDownSince: NOW });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: NOW });
     assert.equal(
       d.reason,
       'steady: 3 in flight <= 70% of 20 at SLO without replica r3 for 0 s of the 120 s window',
@@ -342,7 +343,7 @@ describe('scaling down', () => {
   it('held 119 s: nothing yet, the window is kept', () => {
     const d = idle(NOW - 119 * SECOND);
     assert.equal(d.action, 'none');
-    assert.deepEqual(d.memory, { scaleDownSince: NOW - 119 * SECOND });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: NOW - 119 * SECOND });
   });
 
   it('held 120 s: removes the newest, and the next removal waits a new window', () => {
@@ -353,13 +354,13 @@ describe('scaling down', () => {
       d.reason,
       'scale down: 3 in flight <= 70% of 20 at SLO without replica r3 for 120 s; removing r3',
     );
-    assert.deepEqual(d.memory, { scaleDownSince: null });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: null });
   });
 
   it('the window breaks when the condition does', () => {
     const d = idle(NOW - 119 * SECOND, { inFlight: 15 });
     assert.equal(d.action, 'none');
-    assert.deepEqual(d.memory, { scaleDownSince: null });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: null });
   });
 
   it('no scale-down while a replica is starting', () => {
@@ -367,7 +368,7 @@ describe('scaling down', () => {
       replicas: [...threeChatReplicas(), replicaOn('r4', h100, 'gpu-3', 'starting')],
     });
     assert.equal(d.action, 'none');
-    assert.deepEqual(d.memory, { scaleDownSince: null });
+    assert.deepEqual(windowOf(d.memory), { scaleDownSince: null });
     assert.match(d.reason, /no scale-down while 1 replica pending or starting$/);
   });
 

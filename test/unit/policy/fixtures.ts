@@ -265,3 +265,12 @@ export function chatScene(parts: Partial<Snapshot> & { inFlight?: number; loadAg
   });
   return inFlight === undefined ? s : loadOf(s, 'chat', inFlight, loadAge);
 }
+
+/**
+ * A memory without what the model learned of its load (policy/load-growth.ts): the window and backoff
+ * that these tests are about, whatever growth the passes observed.
+ */
+export const windowOf = <M extends { growth?: unknown; scaleDownPeak?: unknown }>(m: M) => {
+  const { growth: _growth, scaleDownPeak: _peak, ...rest } = m;
+  return rest;
+};

@@ -14,6 +14,7 @@ import {
   profile,
   replica,
   SECOND,
+  windowOf,
   world,
 } from './fixtures.ts';
 
@@ -52,16 +53,20 @@ describe('one pass of a model', () => {
     const quiet = { ...loadOf(base, 'chat', 1), replicas };
     const first = decidePass(buildView(quiet), 'chat', memory(null, backoff), RESYNC_MS);
     assert.equal(first.decision.action, 'none');
-    assert.deepEqual(first.memory, memory(NOW, backoff), 'the window opens now');
+    assert.deepEqual(windowOf(first.memory), memory(NOW, backoff), 'the window opens now');
     const next = decidePass(buildView(later(quiet, 10 * SECOND)), 'chat', first.memory, RESYNC_MS);
-    assert.deepEqual(next.memory, memory(NOW, backoff), 'and stays open');
+    assert.deepEqual(windowOf(next.memory), memory(NOW, backoff), 'and stays open');
     const loaded = decidePass(
       buildView(loadOf(later(quiet, 20 * SECOND), 'chat', 12)),
       'chat',
       next.memory,
       RESYNC_MS,
     );
-    assert.deepEqual(loaded.memory, memory(null, backoff), 'a load that breaks the condition closes it');
+    assert.deepEqual(
+      windowOf(loaded.memory),
+      memory(null, backoff),
+      'a load that breaks the condition closes it',
+    );
   });
 
   it('waits longer for its next pass at rest', () => {

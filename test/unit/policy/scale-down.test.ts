@@ -25,6 +25,7 @@ import {
   loadOf as reportLoad,
   SECOND,
   settle,
+  windowOf,
 } from './fixtures.ts';
 
 const withChat = (spec: Partial<Model>) => ({ models: [{ ...chat, ...spec }] });
@@ -238,7 +239,7 @@ describe('scale-down over time: one replica per full window, and no flapping', (
   it('unknown load clears the window: after a gap in reports, a full window again', () => {
     const s = chatScene();
     const first = decideModel(reportLoad(s, 'chat', 3), 'chat', memory());
-    assert.deepEqual(first.memory, { scaleDownSince: s.now });
+    assert.deepEqual(windowOf(first.memory), { scaleDownSince: s.now });
     const stale = decideModel(
       reportLoad({ ...s, now: s.now + 119 * SECOND }, 'chat', 3, 61 * SECOND),
       'chat',
@@ -248,6 +249,6 @@ describe('scale-down over time: one replica per full window, and no flapping', (
       },
     );
     assert.equal(stale.action, 'none');
-    assert.deepEqual(stale.memory, { scaleDownSince: null });
+    assert.deepEqual(windowOf(stale.memory), { scaleDownSince: null });
   });
 });

@@ -33,4 +33,20 @@ describe('traces', () => {
   it('refuse a file that is not the Azure trace', () => {
     assert.throws(() => parseAzureTrace('a,b\n1,2\n', 'x.csv'), /x.csv: the first line is not/);
   });
+
+  it('read quoted fields and CRLF lines as CSV, and name the line of a bad one', () => {
+    const header = 'TIMESTAMP,ContextTokens,GeneratedTokens\r\n';
+    assert.deepEqual(parseAzureTrace(`${header}"2023-11-16 18:15:46.6805900","374",44\r\n`), [
+      { at: Date.UTC(2023, 10, 16, 18, 15, 46, 681), contextTokens: 374, generatedTokens: 44 },
+    ]);
+    assert.throws(
+      () => parseAzureTrace(`${header}2023-11-16 18:15:46.6805900,374,44\r\n\r\n2023-11-16,x,1\r\n`, 'x.csv'),
+      /^Error: x.csv: line 4 is not a timestamp and two token counts$/,
+    );
+    assert.throws(
+      () => parseAzureTrace(`${header}2023-11-16 18:15:46.6805900,374\r\n`, 'x.csv'),
+      /^Error: x.csv: line 2 is not a timestamp and two token counts$/,
+    );
+    assert.throws(() => parseAzureTrace(`${header}"2023-11-16,1,2\n`, 'x.csv'), /^Error: x.csv: .*quote/i);
+  });
 });

@@ -23,7 +23,13 @@ interface Recorded extends Omit<Snapshot, 'now' | 'replicas' | 'load'> {
     replicas?: Replica[];
     load: Snapshot['load'];
     memory: ModelMemory;
-    planned: { decision: Decision; alsoPlace: Decision[]; startable: string[]; resyncMs: number };
+    planned: {
+      decision: Decision;
+      alsoPlace: Decision[];
+      alsoRemove?: string[];
+      startable: string[];
+      resyncMs: number;
+    };
     memoryAfter: ModelMemory;
   }[];
 }
@@ -48,9 +54,9 @@ describe("llmgw's simulated passes, on the states the reconciler's real path pla
       assert.deepEqual(state.memory, recorded.memory, `${at}: the memory it begins with`);
       const view = buildView({ ...fixed, now: recorded.now, replicas, load: recorded.load });
       const plan = planPass(view, recorded.model, state, resyncMs);
-      const { decision, alsoPlace, startable } = plan;
+      const { decision, alsoPlace, alsoRemove, startable } = plan;
       assert.deepEqual(
-        asSent({ decision, alsoPlace, startable, resyncMs: plan.resyncMs }),
+        asSent({ decision, alsoPlace, alsoRemove, startable, resyncMs: plan.resyncMs }),
         recorded.planned,
         `${at}: ${RERECORD}`,
       );
@@ -67,6 +73,14 @@ describe("llmgw's simulated passes, on the states the reconciler's real path pla
     assert.ok(
       planned.some((p) => p.alsoPlace.length > 0),
       'a burst',
+    );
+    assert.ok(
+      planned.some((p) => (p.alsoRemove ?? []).length > 0),
+      'several replicas removed in one pass',
+    );
+    assert.ok(
+      passes.some((p) => (p.memoryAfter.growth?.rises.length ?? 0) > 0),
+      'a rise remembered',
     );
     assert.ok(
       planned.some((p) => p.startable.length > 0),

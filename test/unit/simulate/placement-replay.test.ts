@@ -77,4 +77,14 @@ describe('placement replay on the Alibaba format', () => {
     assert.equal(run.refused, 1);
     assert.equal(run.refusedGpus, 9);
   });
+
+  it('reads the files as CSV: quoted fields with commas, CRLF lines, blank lines', () => {
+    const quoted = parseNodes(
+      'sn,cpu_milli,memory_mib,gpu,model\r\n"rack 1, node a",8000,16384,1,"A100"\r\n\r\n',
+    );
+    assert.deepEqual(
+      quoted.map((n) => [n.name, n.capacity.gpus, n.gpu_model]),
+      [['rack 1, node a', 1, 'A100']],
+    );
+  });
 });

@@ -123,4 +123,17 @@ describe('llmgw simulate', () => {
     );
     assert.deepEqual([...contention.idleFirstMs], [['chat', 720_000]]);
   });
+
+  it('runs the Azure hour with other start delays and capacities per replica too', () => {
+    const variants = DEFAULT_SCENARIOS.slice(2).map(readScenario);
+    assert.deepEqual(
+      variants.map((s) => [s.name, s.startDelayMs / 1000, s.measurements[0].max_concurrency_at_slo]),
+      [
+        ['azure-fast-start', 15, 8],
+        ['azure-slow-start', 180, 8],
+        ['azure-small-replicas', 60, 4],
+        ['azure-large-replicas', 90, 16],
+      ],
+    );
+  });
 });

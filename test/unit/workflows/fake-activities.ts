@@ -20,6 +20,7 @@ export function plan(planned: Decision, fields: Partial<PassPlan> = {}): PassPla
     ownerPath: '',
     decision: planned,
     alsoPlace: [],
+    alsoRemove: [],
     startable: [],
     backedOffUntil: {},
     resyncMs: 60 * MINUTE_MS,

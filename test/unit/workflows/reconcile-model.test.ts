@@ -208,6 +208,35 @@ describe('the reconciler workflow', () => {
     );
   });
 
+  it('drains every replica a pass removes in one call, with the reason of the decision', async () => {
+    const passes: number[] = [];
+    await withReconcilers(
+      {
+        planPass: async () => {
+          passes.push(passes.length);
+          return passes.length === 1
+            ? plan(
+                decision('fell', { action: 'remove', replica: 'r-3', reason: 'scale down; and 1 more: r-2' }),
+                {
+                  alsoRemove: ['r-2'],
+                },
+              )
+            : { exists: false };
+        },
+      },
+      async (start, calls) => {
+        const reconciler = await start({ model: 'fell' });
+        await until('the removal is recorded', () => calls.recordDecision.length === 1);
+        assert.deepEqual(
+          calls.drainReplicas.map(({ replicaIds, reason }) => ({ replicaIds, reason })),
+          [{ replicaIds: ['r-3', 'r-2'], reason: 'scale down; and 1 more: r-2' }],
+        );
+        await reconciler.signal(wakeSignals.replicaChanged);
+        await reconciler.result();
+      },
+    );
+  });
+
   it('drains a model deleted while a pass runs once the pass ends, and ends when it is gone', async () => {
     // Held in an activity the worker runs apart (planning runs in the workflow task, signals wait for it).
     const recording = gate();
