@@ -1,6 +1,7 @@
 // Records the history of a real reconciler as a replay fixture (test/fixtures/histories/NAME.pb), for
 // test/unit/workflows/reconciler-replay.test.ts. Run it when the workflow changes on purpose (the change
-// guarded by patched() for the reconcilers already running), and keep the fixtures of earlier code.
+// guarded by patched() for the reconcilers already running), and keep the fixtures an open run could
+// still have (docs/architecture.md "Retiring history compatibility").
 //   npm run record-history -- NAME
 // A model starts with one replica, bursts to 8 on a load step, and resyncs; its history is then saved.
 import { writeFileSync } from 'node:fs';

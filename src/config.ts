@@ -78,6 +78,36 @@ export interface GatewayConfig {
   queueMax: number;
   /** This gateway's name in its load source `gateway:<instance>`. */
   instance: string;
+  /** The largest request body it forwards (413 beyond). */
+  maxBodyBytes: number;
+  /**
+   * How long a replica may take to send its answer's first bytes before the request is tried elsewhere
+   * (a hung or stopped engine); prefill of a long prompt on a busy engine is the slow case it must allow.
+   */
+  firstByteTimeoutMs: number;
+  /** How long a whole answer may take, from arrival, before the gateway ends it (a stream that never ends). */
+  requestTimeoutMs: number;
+  /** Further attempts after one failed before its first byte, each on another replica. */
+  retries: number;
+  /** The base of the retry backoff: attempt n waits a random time up to base * 2^(n-1) (full jitter). */
+  retryBackoffMs: number;
+  /** Failures in a row (refused, reset, 5xx, first-byte timeout) that eject a replica. */
+  ejectFailures: number;
+  /** How often every replica's GET /health is probed, and how long a probe may take. */
+  healthIntervalMs: number;
+  healthTimeoutMs: number;
+  /** Failed probes in a row that eject a replica, and passing ones in a row that take it back. */
+  healthUnhealthy: number;
+  healthHealthy: number;
+  /**
+   * A replica whose recent time to first byte is this many times its model's other replicas' (median)
+   * is ejected as an outlier for a while.
+   */
+  latencyOutlierFactor: number;
+  /** How requests pick a replica: by shared prompt prefix within a load bound, or fewest in flight. */
+  routing: 'prefix' | 'least-in-flight';
+  /** Processes `llmgw gateway` serves with, sharing its port (gateway/workers.ts); 1: this one. */
+  workers: number;
 }
 
 export interface ScopeCaps {
@@ -148,6 +178,23 @@ const EnvSchema = z
     LLMGW_GATEWAY_INSTANCE: gatewayInstance(() =>
       `${hostname()}-${process.pid}`.replace(/[^\w.-]/g, '-').slice(0, 80),
     ),
+    LLMGW_GATEWAY_MAX_BODY_MIB: number(8, { min: 0.001 }).transform((mib) => mib * 1024 * 1024),
+    LLMGW_GATEWAY_FIRST_BYTE_TIMEOUT_S: seconds(60, 0.01),
+    LLMGW_GATEWAY_REQUEST_TIMEOUT_S: seconds(600, 0.01),
+    LLMGW_GATEWAY_RETRIES: number(1, { integer: true }),
+    LLMGW_GATEWAY_RETRY_BACKOFF_MS: number(25),
+    LLMGW_GATEWAY_EJECT_FAILURES: number(3, { integer: true, min: 1 }),
+    LLMGW_GATEWAY_HEALTH_INTERVAL_S: seconds(5, 0.05),
+    LLMGW_GATEWAY_HEALTH_TIMEOUT_S: seconds(2, 0.01),
+    LLMGW_GATEWAY_HEALTH_UNHEALTHY: number(2, { integer: true, min: 1 }),
+    LLMGW_GATEWAY_HEALTH_HEALTHY: number(2, { integer: true, min: 1 }),
+    LLMGW_GATEWAY_LATENCY_OUTLIER: number(5, { min: 1.1 }),
+    LLMGW_GATEWAY_ROUTING: text('prefix').transform((value, ctx): GatewayConfig['routing'] =>
+      value === 'prefix' || value === 'least-in-flight'
+        ? value
+        : refuse(ctx, 'must be prefix or least-in-flight'),
+    ),
+    LLMGW_GATEWAY_WORKERS: number(1, { integer: true, min: 1 }),
     LLMGW_TASK_QUEUE: text('llmgw-reconciler'),
     LLMGW_SCALE_DOWN_WINDOW_S: seconds(120),
     LLMGW_LOAD_STALE_S: seconds(60, 0.1),
@@ -199,6 +246,19 @@ const EnvSchema = z
         queueMs: env.LLMGW_GATEWAY_QUEUE_S,
         queueMax: env.LLMGW_GATEWAY_QUEUE_MAX,
         instance: env.LLMGW_GATEWAY_INSTANCE,
+        maxBodyBytes: env.LLMGW_GATEWAY_MAX_BODY_MIB,
+        firstByteTimeoutMs: env.LLMGW_GATEWAY_FIRST_BYTE_TIMEOUT_S,
+        requestTimeoutMs: env.LLMGW_GATEWAY_REQUEST_TIMEOUT_S,
+        retries: env.LLMGW_GATEWAY_RETRIES,
+        retryBackoffMs: env.LLMGW_GATEWAY_RETRY_BACKOFF_MS,
+        ejectFailures: env.LLMGW_GATEWAY_EJECT_FAILURES,
+        healthIntervalMs: env.LLMGW_GATEWAY_HEALTH_INTERVAL_S,
+        healthTimeoutMs: env.LLMGW_GATEWAY_HEALTH_TIMEOUT_S,
+        healthUnhealthy: env.LLMGW_GATEWAY_HEALTH_UNHEALTHY,
+        healthHealthy: env.LLMGW_GATEWAY_HEALTH_HEALTHY,
+        latencyOutlierFactor: env.LLMGW_GATEWAY_LATENCY_OUTLIER,
+        routing: env.LLMGW_GATEWAY_ROUTING,
+        workers: env.LLMGW_GATEWAY_WORKERS,
       },
       taskQueue: env.LLMGW_TASK_QUEUE,
       kubernetes: kubernetes(env, ctx),

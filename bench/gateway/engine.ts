@@ -2,6 +2,7 @@
 // parent closes its stdin. `sim TPOT_MS`: the simulated engine, a token every TPOT_MS with no growth,
 // so that a TTFT is its first token plus what stands between it and the client. `fixed`: one small
 // canned answer to any request, the cheapest upstream there is, so that the gateway's own ceiling shows.
+// Usage: engine.ts sim|fixed|prefix [TPOT_MS] [COUNT]: COUNT engines in this process.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSimEngine } from '../../src/cluster/sim/engine.ts';
@@ -26,19 +27,25 @@ async function fixedAnswers(): Promise<{ url: string; stop(): Promise<void> }> {
   };
 }
 
-const [kind, tpotMs] = process.argv.slice(2);
-const engine =
+const [kind, tpotMs, count] = process.argv.slice(2);
+/**
+ * `prefix`: engines with a prefix cache and a prefill cost (bench/gateway-prefix): 0.25 ms a prompt
+ * token not cached (4,000 tokens a second), 30,000 tokens cached each, a token every TPOT_MS.
+ */
+const start = (seed: number) =>
   kind === 'fixed'
-    ? await fixedAnswers()
-    : await startSimEngine({
+    ? fixedAnswers()
+    : startSimEngine({
         model: 'bench',
         maxBatch: 4096,
         baseTpotMs: Number(tpotMs ?? '1'),
         tpotGrowthMs: 0,
-        prefillMsPerToken: 0,
+        prefillMsPerToken: kind === 'prefix' ? 0.25 : 0,
+        prefixCacheTokens: kind === 'prefix' ? 30_000 : 0,
         jitter: 0,
-        seed: 1,
+        seed,
       });
-console.log(JSON.stringify({ url: engine.url }));
+const engines = await Promise.all(Array.from({ length: Number(count ?? '1') }, (_, i) => start(i + 1)));
+console.log(JSON.stringify({ url: engines[0].url, urls: engines.map((e) => e.url) }));
 process.stdin.resume();
-process.stdin.on('end', () => engine.stop().then(() => process.exit(0)));
+process.stdin.on('end', () => Promise.all(engines.map((e) => e.stop())).then(() => process.exit(0)));

@@ -4,12 +4,18 @@
 // the rate) and the clients run in processes of their own; the gateway runs in this one, in front of a
 // store with the upstream as the model's one ready replica. All share this machine's cores.
 // Reproduce: npm run bench -- gateway [--seconds 5] [--tpot-ms 1]
+// Against the Rust routers, side by side: npm run bench -- gateway --peers (peers.ts)
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { startStack } from '../../test/support/stack.ts';
 
+if (process.argv.includes('--peers')) {
+  // Against vllm-router and sglang-router: peers.ts, with options of its own.
+  await import('./peers.ts');
+  process.exit(0);
+}
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '5' }, 'tpot-ms': { type: 'string', default: '1' } },
 });

@@ -27,3 +27,30 @@ export function cpuSeconds<G extends string>(
   }
   return used;
 }
+
+/** CPU seconds used so far by process `root` and every process beneath it (a cluster's workers). */
+export function treeCpuSeconds(root: number): number {
+  const parent = new Map<number, number>();
+  const used = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    parent.set(Number(entry), Number(fields[1]));
+    used.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS);
+  }
+  const within = (pid: number): boolean => {
+    for (let at: number | undefined = pid; at !== undefined && at > 1; at = parent.get(at)) {
+      if (at === root) return true;
+    }
+    return false;
+  };
+  let total = 0;
+  for (const [pid, seconds] of used) if (within(pid)) total += seconds;
+  return total;
+}

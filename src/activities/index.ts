@@ -5,9 +5,12 @@ import type { ClusterDriver } from '../domain/cluster-driver.ts';
 import { type Decision, RESERVING_ACTIONS } from '../domain/decision.ts';
 import { scopeSegments } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
+import { admitStart } from '../placement/admit-start.ts';
+import { reserve } from '../placement/reserve.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { looksAgainAfter } from '../policy/burst.ts';
 import { refusedDecision } from '../policy/decide.ts';
+import { victimPhrase } from '../policy/explain.ts';
 import { decidePass } from '../policy/pass.ts';
 import { buildView, type View } from '../policy/view.ts';
 import { sharedReading } from '../shared-reading.ts';
@@ -17,7 +20,6 @@ import { recordDecisions } from '../store/decisions.ts';
 import { removeModel } from '../store/models.ts';
 import { applyReplicaReport, type ReplicaReport } from '../store/replica-reports.ts';
 import { getReplica, listReplicas, recentOutcomes, transition } from '../store/replicas.ts';
-import { admitStart, reserve } from '../store/reservations.ts';
 import { type LiveReading, type QuotaPolicy, readLiveReading } from '../store/snapshot.ts';
 import type { PolicyCache } from './policy-cache.ts';
 
@@ -33,6 +35,8 @@ export interface ActivityDeps {
   onReplicaSettled?: (model: string, node: string, state: ReplicaState) => Promise<void>;
   /** Called when a reclaim or preemption was reserved: its victims drain (metrics). */
   onVictims?: (decision: Decision) => void;
+  /** Builds the views passes plan on (policy/view.ts buildView; tests count its calls). */
+  buildView?: typeof buildView;
 }
 
 /** A decision of a burst, and the ID of the replica it reserves. */
@@ -44,14 +48,15 @@ export interface Reserved {
 export interface PassPlan {
   exists: true;
   deleting: boolean;
-  owner: string | null;
+  /** The owner's scope key; '' for none (as the search attribute holds it). */
+  owner: string;
   /** The owner as people name it (`Acme/ml`); '' for none. */
   ownerPath: string;
   decision: Decision;
-  /** The places that follow a place in the same pass (policy/burst.ts); absent when there are none. */
-  alsoPlace?: Decision[];
-  /** Replicas drained with a removal's own (policy/burst.ts moreRemovals); absent when there are none. */
-  alsoRemove?: string[];
+  /** The places that follow a place in the same pass (policy/burst.ts); empty when there are none. */
+  alsoPlace: Decision[];
+  /** Replicas drained with a removal's own (policy/burst.ts moreRemovals); empty when there are none. */
+  alsoRemove: string[];
   /** Reserved (pending) replicas of the model: each starts once its node admits it (startReplica). */
   startable: string[];
   backedOffUntil: Record<string, number>;
@@ -65,6 +70,7 @@ const LIVE_STATE_MAX_AGE_MS = 5_000;
 export function createActivities(deps: ActivityDeps) {
   const { sql, driver, config } = deps;
   const now = deps.now ?? Date.now;
+  const build = deps.buildView ?? buildView;
 
   // The worker's passes share one read of the live state at a time, and the view built on it: resyncs
   // for a few seconds, so idle models cost the store a read per worker, not one each; passes woken by a
@@ -87,7 +93,7 @@ export function createActivities(deps: ActivityDeps) {
       built = {
         policy,
         live,
-        view: buildView({ now: live.at, settings: config.policy, ...policy, ...live.reading.state }),
+        view: build({ now: live.at, settings: config.policy, ...policy, ...live.reading.state }),
       };
     }
     return built.view;
@@ -133,11 +139,11 @@ export function createActivities(deps: ActivityDeps) {
         return {
           exists: true as const,
           deleting: model.deleting ?? false,
-          owner: model.owner,
+          owner: model.owner ?? '',
           ownerPath: model.owner ? scopeSegments(view.scopes, model.owner).join('/') : '',
           decision,
-          ...(alsoPlace.length > 0 && { alsoPlace }),
-          ...(alsoRemove.length > 0 && { alsoRemove }),
+          alsoPlace,
+          alsoRemove,
           startable,
           backedOffUntil: backoff,
           resyncMs,
@@ -148,17 +154,17 @@ export function createActivities(deps: ActivityDeps) {
     /**
      * Commits a pass's burst in one transaction: a place, reclaim or preempt decision, and the places
      * that follow it (`also`), or the burst the model makes on the state under the lock when that state
-     * refuses it. Then `decision` is the first reserved and `also` the rest (given back whenever `also`
-     * was given: what was reserved of it). `lookAgain` says whether the reconciler plans again at once
-     * (policy/burst.ts looksAgainAfter); results recorded before it existed lack it, and meant yes.
-     * A refusal is a normal answer, with the decision to record.
+     * refuses it. Then `decision` is the first reserved and `also` the rest (what was reserved of
+     * `also`; empty without it). `lookAgain` says whether the reconciler plans again at once
+     * (policy/burst.ts looksAgainAfter). A refusal is a normal answer, with the decision to record.
+     * One shape: every field, always (docs/architecture.md "Retiring history compatibility").
      */
     async reserveReplica(input: {
       decision: Decision;
       replicaId: string;
       also?: Reserved[];
     }): Promise<
-      | { reserved: true; decision?: Decision; also?: Reserved[]; at: number; lookAgain?: boolean }
+      | { reserved: true; decision: Decision; also: Reserved[]; at: number; lookAgain: boolean }
       | { reserved: false; why: string; decision: Decision }
     > {
       if (!RESERVING_ACTIONS.includes(input.decision.action)) {
@@ -170,10 +176,13 @@ export function createActivities(deps: ActivityDeps) {
       const also = input.also ?? [];
       const planned = [input.decision, ...also.map((step) => step.decision)];
       const ids = [input.replicaId, ...also.map((step) => step.replicaId)];
+      // The view the pass planned on: checked on again under the lock when nothing it holds changed.
       const earlier = built
-        ? { reading: built.live.reading, measurements: built.policy.measurements }
+        ? { reading: built.live.reading, measurements: built.policy.measurements, view: built.view }
         : undefined;
-      const reservation = await guarded(() => reserve(sql, planned, ids, config.policy, now(), earlier));
+      const reservation = await guarded(() =>
+        reserve(sql, planned, ids, config.policy, now(), earlier, build),
+      );
       if (!reservation.reserved) {
         const why = reservation.why;
         return {
@@ -193,8 +202,8 @@ export function createActivities(deps: ActivityDeps) {
         // After the commit: a view read from then on holds what was reserved.
         at: now(),
         lookAgain: looksAgainAfter([first, ...rest]),
-        ...(first !== input.decision && { decision: first }),
-        ...(input.also && { also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })) }),
+        decision: first,
+        also: rest.map((decision, i) => ({ decision, replicaId: ids[i + 1] })),
       };
     },
 
@@ -262,8 +271,11 @@ export function createActivities(deps: ActivityDeps) {
       skipIfUnchanged: boolean;
       also?: { decision: Decision; replica: string }[];
     }) {
+      // A preemption's record names its victims, each with its owner: reading hides those of scopes the
+      // reader does not see (api/decisions-shown.ts).
+      const victims = input.decision.victims?.map((v) => ({ owner: v.owner, phrase: victimPhrase(v) }));
       await guarded(() =>
-        recordDecisions(sql, input.decision, input.replica, input.skipIfUnchanged, input.also ?? []),
+        recordDecisions(sql, input.decision, input.replica, input.skipIfUnchanged, input.also ?? [], victims),
       );
     },
   };

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { createFirstAdmin, issueDemoToken } from '../auth/bootstrap.ts';
 import { type Config, ConfigError } from '../config.ts';
 import { connect } from '../store/db.ts';
-import { startEmbeddedPostgres } from '../store/embedded.ts';
 import { migrate } from '../store/migrate.ts';
 import { demoHints, runLoadGenerator, seedDemo } from './demo.ts';
+import { startEmbeddedPostgres } from './dev/embedded-postgres.ts';
 import type { DevOptions } from './dev/options.ts';
 import { portInUse } from './dev/ports.ts';
 import {

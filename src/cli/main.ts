@@ -61,7 +61,7 @@ const DEMO_DEFAULTS = { LLMGW_SCALE_DOWN_WINDOW_S: '30', LLMGW_RESYNC_S: '10' };
 
 async function main(command: string | undefined) {
   const dev = devOptions(command === 'dev' ? process.argv.slice(3) : []);
-  const config = readConfig(dev.demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
+  let config = readConfig(dev.demo ? { ...DEMO_DEFAULTS, ...process.env } : process.env);
   // Config keeps the secrets; the children of this process (the ones libraries start too) do not get them.
   forgetSecrets();
   switch (command) {
@@ -71,6 +71,17 @@ async function main(command: string | undefined) {
     case 'serve':
     case 'gateway':
     case 'worker': {
+      if (command === 'gateway' && config.gateway.workers > 1) {
+        const workers = await import('../gateway/workers.ts');
+        if (!workers.isGatewayWorker()) {
+          onStopSignal(workers.forkGatewayWorkers(config));
+          console.info(
+            `llmgw gateway: ${config.gateway.workers} worker processes on port ${config.gateway.port}`,
+          );
+          return;
+        }
+        config = await workers.workerConfig(config);
+      }
       const { connect } = await import('../store/db.ts');
       const { migrate } = await import('../store/migrate.ts');
       const sql = connect(required(config.databaseUrl, 'DATABASE_URL'));

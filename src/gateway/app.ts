@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { type Context, Hono } from 'hono';
@@ -7,6 +8,7 @@ import { openAiErrorBody, REFUSALS, Refusal } from './errors.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { GatewayKeys } from './keys.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { requestBlocks } from './prefix-routing.ts';
 import { readRoutedRequest } from './request-body.ts';
 import type { RoutingTable } from './routing-table.ts';
 
@@ -16,8 +18,17 @@ export interface GatewayParts {
   admission: Admission;
   forwarder: Forwarder;
   metrics: GatewayMetrics;
+  /** The largest body forwarded (LLMGW_GATEWAY_MAX_BODY_MIB). */
+  maxBodyBytes: number;
+  /** Whether requests are routed by prompt prefix: their prompt's blocks are then read. */
+  prefixRouting: boolean;
+  /** Every replica this gateway knows, its health and load: GET /replicas. */
+  replicas(): unknown[];
   log?: Pick<Console, 'error'>;
 }
+
+/** A client's own request ID is kept if it is this short and printable; else one is made. */
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** The OpenAI endpoints the gateway forwards to a model's replicas, by the body's `model`. */
 const FORWARDED = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'] as const;
@@ -42,10 +53,12 @@ export function createGatewayApp(parts: GatewayParts) {
   for (const path of FORWARDED) {
     app.post(path, async (c) => {
       const arrivedAt = performance.now();
+      const given = c.env.incoming.headers['x-request-id'];
+      const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
       let model = '';
       try {
         const identity = await caller(c, 'call-model');
-        const request = await readRoutedRequest(c.env.incoming);
+        const request = await readRoutedRequest(c.env.incoming, parts.maxBodyBytes);
         const route = await table.route(request.model);
         // A model outside the key's view is answered exactly as one that does not exist (status, body,
         // headers): names stay private (README "Security").
@@ -57,13 +70,21 @@ export function createGatewayApp(parts: GatewayParts) {
         }
         model = request.model;
         const replicas = await admission.replicasOf(model, () => c.req.raw.signal);
-        const forwarded = { model, path: path.slice('/v1'.length), body: request.body, arrivedAt };
+        const forwarded = {
+          model,
+          path: path.slice('/v1'.length),
+          body: request.body,
+          arrivedAt,
+          requestId,
+          blocks: parts.prefixRouting ? requestBlocks(request.fields) : undefined,
+        };
         await forwarder.forward({ ...forwarded, client: c.env.outgoing }, replicas);
         return RESPONSE_ALREADY_SENT;
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
         metrics.errors.inc({ model, kind: error.kind });
         metrics.requests.inc({ model, status: REFUSALS[error.kind].status });
+        c.header('x-request-id', requestId);
         return refuse(c, error);
       }
     });
@@ -86,6 +107,12 @@ export function createGatewayApp(parts: GatewayParts) {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
+  // Which replicas this gateway routes to, and why not to the others: read with the same tokens as /metrics.
+  app.get('/replicas', async (c) => {
+    await caller(c, 'read-metrics');
+    return c.json({ object: 'list', data: parts.replicas() });
+  });
+
   app.get('/metrics', async (c) => {
     await caller(c, 'read-metrics');
     return c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType });
@@ -96,7 +123,7 @@ export function createGatewayApp(parts: GatewayParts) {
       c,
       new Refusal(
         'not_found',
-        `the gateway has no ${c.req.method} ${c.req.path}; it serves POST ${FORWARDED.join(', POST ')} and GET /v1/models`,
+        `the gateway has no ${c.req.method} ${c.req.path}; it serves POST ${FORWARDED.join(', POST ')}, GET /v1/models and GET /replicas`,
       ),
     ),
   );

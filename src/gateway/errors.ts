@@ -12,6 +12,7 @@ export const REFUSALS = {
   too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large' },
   queue_full: { status: 429, type: 'rate_limit_error', code: 'queue_full' },
   upstream_failed: { status: 502, type: 'server_error', code: 'upstream_failed' },
+  upstream_timeout: { status: 504, type: 'server_error', code: 'upstream_timeout' },
   internal: { status: 500, type: 'server_error', code: 'internal_error' },
   no_replica: { status: 503, type: 'server_error', code: 'no_replica_ready' },
   not_servable: { status: 503, type: 'server_error', code: 'model_not_servable' },

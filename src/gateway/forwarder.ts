@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { GatewayConfig } from '../config.ts';
 import { pickReplica } from './balancer.ts';
 import { Refusal, streamErrorEvent } from './errors.ts';
 import type { LoadReporter } from './load-reporter.ts';
@@ -16,10 +17,44 @@ export interface Forwarded {
   client: ServerResponse;
   /** When the request arrived (performance.now()), for TTFT and end-to-end times. */
   arrivedAt: number;
+  /** The client's `x-request-id`, or one made for it: sent to the replica, and in the gateway's log lines. */
+  requestId: string;
+  /** The prompt's blocks (prefix-routing.ts), when routing by prefix. */
+  blocks?: number[];
 }
 
-/** Attempts per request: a replica that refused or reset before its first byte leaves one more try. */
-const ATTEMPTS = 2;
+export type ForwardingSettings = Pick<
+  GatewayConfig,
+  'firstByteTimeoutMs' | 'requestTimeoutMs' | 'retries' | 'retryBackoffMs'
+>;
+
+/** Chooses the replica of `free` a request goes to, and says why (a label of the selections metric). */
+export type ChooseReplica = (
+  request: Forwarded,
+  free: readonly Upstream[],
+  inFlight: (id: string) => number,
+) => { upstream: Upstream; reason: string } | undefined;
+
+/** Fewest in flight, ties at random. */
+export const leastInFlight: ChooseReplica = (_request, free, inFlight) => {
+  const upstream = pickReplica(free, inFlight);
+  return upstream && { upstream, reason: 'least_in_flight' };
+};
+
+/** No first byte from the replica within the first-byte timeout: it may hang, another may answer. */
+class FirstByteTimeout extends Error {
+  readonly code = 'first_byte_timeout';
+  constructor(ms: number) {
+    super(`no first byte within ${ms} ms`);
+  }
+}
+/** The request's whole time ran out before its answer began: no other replica gets it. */
+class RequestTimeout extends Error {
+  readonly code = 'request_timeout';
+  constructor(ms: number) {
+    super(`the answer did not begin within the request timeout of ${ms} ms`);
+  }
+}
 /**
  * A pooled connection the replica closed while the request was being sent: engines such as llama.cpp's
  * server close theirs after each streamed answer while their headers still say `Keep-Alive`, so a reused
@@ -53,8 +88,16 @@ export class Forwarder {
     private readonly reporter: LoadReporter,
     private readonly metrics: GatewayMetrics,
     /** The model's ready replicas now: what a request that waited for a slot chooses from. */
-    private readonly replicasNow: (model: string) => readonly Upstream[] = () => [],
+    private readonly replicasNow: (model: string) => readonly Upstream[],
+    private readonly settings: ForwardingSettings,
+    private readonly choose: ChooseReplica = leastInFlight,
+    private readonly log: Pick<Console, 'warn'> = console,
   ) {}
+
+  /** Requests in flight to the replica from this gateway. */
+  inFlightOn(id: string): number {
+    return this.perReplica.get(id) ?? 0;
+  }
 
   /**
    * Resolves once the answer has begun; throws a Refusal when no replica could begin it. A request finds
@@ -67,7 +110,7 @@ export class Forwarder {
     let failure = '';
     let choices = replicas;
     let woken = false;
-    for (let attempt = 0; attempt < ATTEMPTS; ) {
+    for (let attempt = 0; attempt <= this.settings.retries; ) {
       // A client gone before this attempt closed before its 'close' could be heard: nothing would end it.
       if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
       const candidates = choices.filter((r) => !tried.has(r.id) && this.health.routable(r.id));
@@ -81,16 +124,39 @@ export class Forwarder {
         choices = this.replicasNow(request.model);
         continue;
       }
-      const upstream = pickReplica(free, (id) => this.perReplica.get(id) ?? 0);
-      if (!upstream) break;
+      const chosen = this.choose(request, free, this.inFlight);
+      if (!chosen) break;
+      const { upstream } = chosen;
+      if (attempt > 0) {
+        await backoff(this.settings.retryBackoffMs, attempt);
+        if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
+      }
       attempt++;
       tried.add(upstream.id);
+      this.metrics.selections.inc({ model: request.model, reason: attempt > 1 ? 'retry' : chosen.reason });
       try {
         return await this.attemptOn(request, upstream);
       } catch (error) {
         if (request.client.destroyed) return;
-        this.health.failed(upstream);
-        failure = `replica ${upstream.id} failed before answering (${causeOf(error)})`;
+        const cause = causeOf(error);
+        this.metrics.replicaErrors.inc({
+          model: request.model,
+          replica: upstream.id,
+          kind: errorKind(error),
+        });
+        if (error instanceof RequestTimeout) {
+          throw new Refusal(
+            'upstream_timeout',
+            `replica ${upstream.id} ${error.message} (LLMGW_GATEWAY_REQUEST_TIMEOUT_S)`,
+          );
+        }
+        this.health.failed(
+          upstream,
+          error instanceof FirstByteTimeout ? 'first_byte_timeout' : 'errors',
+          cause,
+        );
+        failure = `replica ${upstream.id} failed before answering (${cause})`;
+        this.log.warn(`gateway: request ${request.requestId} of model ${request.model}: ${failure}`);
       }
     }
     throw new Refusal(
@@ -100,6 +166,8 @@ export class Forwarder {
         : `no ready replica of model ${request.model} may take requests now (each failed its last requests and awaits a health probe)`,
     );
   }
+
+  private readonly inFlight = (id: string) => this.perReplica.get(id) ?? 0;
 
   private hasSlot(upstream: Upstream): boolean {
     return upstream.slots === undefined || (this.perReplica.get(upstream.id) ?? 0) < upstream.slots;
@@ -209,12 +277,34 @@ export class Forwarder {
         ...url.address,
         method: 'POST',
         agent: url.secure ? undefined : pool,
-        headers: { 'content-type': 'application/json', 'content-length': request.body.length },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': request.body.length,
+          'x-request-id': request.requestId,
+        },
       });
+      const sentAt = performance.now();
+      this.metrics.replicaRequests.inc({ model, replica: upstream.id });
+      // One timer at a time: until the first byte, the first-byte timeout (or what is left of the
+      // request's time, if less); after it, what is left of the request's time.
+      const { firstByteTimeoutMs, requestTimeoutMs } = this.settings;
+      const left = requestTimeoutMs - (sentAt - request.arrivedAt);
+      let timedOut: Error | undefined;
+      let timer: NodeJS.Timeout | undefined = setTimeout(
+        () => {
+          timedOut =
+            left <= firstByteTimeoutMs
+              ? new RequestTimeout(requestTimeoutMs)
+              : new FirstByteTimeout(firstByteTimeoutMs);
+          outgoing.destroy(timedOut);
+        },
+        Math.max(0, Math.min(firstByteTimeoutMs, left)),
+      );
       // Every way an attempt ends (answered, failed, reset, cancelled) closes its request to the replica:
       // its count ends there, once, whichever handler saw the end.
       const finish = this.begin(model, upstream.id);
       outgoing.once('close', () => {
+        clearTimeout(timer);
         finish();
         client.off('close', clientLeft);
       });
@@ -234,6 +324,7 @@ export class Forwarder {
       const failed = (error: Error) => {
         if (answering) return;
         client.off('close', clientLeft);
+        if (timedOut) return reject(timedOut);
         reject(!heard && outgoing.reusedSocket ? new StaleConnection(error) : error);
       };
       client.once('close', clientLeft);
@@ -243,11 +334,14 @@ export class Forwarder {
         const status = answer.statusCode ?? 502;
         const begin = (headers: Record<string, string | number> = {}) => {
           answering = true;
-          this.answered(upstream, status, model, request.arrivedAt);
+          clearTimeout(timer);
+          timer = undefined;
+          this.answered(upstream, status, model, request.arrivedAt, sentAt);
           for (const name of PASSED_HEADERS) {
             const value = answer.headers[name];
             if (typeof value === 'string') headers[name] = value;
           }
+          headers['x-request-id'] = request.requestId;
           client.writeHead(status, headers);
           resolve();
         };
@@ -261,7 +355,15 @@ export class Forwarder {
           }
           begin();
           client.write(first);
-          this.stream(answer, client, upstream, model, () => ended(status));
+          const expired = () => timedOut;
+          timer = setTimeout(
+            () => {
+              timedOut = new RequestTimeout(requestTimeoutMs);
+              answer.destroy(timedOut);
+            },
+            Math.max(0, requestTimeoutMs - (performance.now() - request.arrivedAt)),
+          );
+          this.stream(answer, client, upstream, model, () => ended(status), expired);
         });
         answer.once('end', () => {
           if (answering) return;
@@ -288,6 +390,8 @@ export class Forwarder {
     upstream: Upstream,
     model: string,
     ended: () => void,
+    /** Set when the request's time ran out: the gateway itself ended the answer. */
+    expired: () => Error | undefined,
   ) {
     answer.on('data', (chunk: Buffer) => {
       if (!client.write(chunk)) answer.pause();
@@ -299,20 +403,43 @@ export class Forwarder {
     });
     answer.once('error', (error) => {
       if (client.destroyed) return;
-      this.health.failed(upstream);
-      this.metrics.errors.inc({ model, kind: 'upstream_failed' });
+      const timedOut = expired();
+      if (timedOut) {
+        this.metrics.errors.inc({ model, kind: 'request_timeout' });
+      } else {
+        this.health.failed(upstream);
+        this.metrics.errors.inc({ model, kind: 'upstream_failed' });
+      }
+      this.metrics.replicaErrors.inc({
+        model,
+        replica: upstream.id,
+        kind: timedOut ? 'request_timeout' : 'mid_answer',
+      });
       ended();
       // An event stream can say why it ends; another body can only end short.
       if (!answer.headers['content-type']?.startsWith('text/event-stream')) return void client.destroy();
-      client.end(streamErrorEvent(`replica ${upstream.id} failed mid-answer (${causeOf(error)})`));
+      client.end(
+        streamErrorEvent(
+          timedOut
+            ? `the answer took longer than the gateway's request timeout (LLMGW_GATEWAY_REQUEST_TIMEOUT_S), and was ended`
+            : `replica ${upstream.id} failed mid-answer (${causeOf(error)})`,
+        ),
+      );
     });
   }
 
   /** A replica answered: its health, its time to first bytes, and whether the answer is an error. */
-  private answered(upstream: Upstream, status: number, model: string, arrivedAt: number) {
-    this.metrics.ttftSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
-    if (status >= 500) this.health.failed(upstream);
-    else this.health.succeeded(upstream.id);
+  private answered(upstream: Upstream, status: number, model: string, arrivedAt: number, sentAt: number) {
+    const at = performance.now();
+    this.metrics.ttftSeconds.observe({ model }, (at - arrivedAt) / 1000);
+    if (status >= 500) {
+      this.health.failed(upstream, 'errors', `answered ${status}`);
+      this.metrics.replicaErrors.inc({ model, replica: upstream.id, kind: 'status_5xx' });
+    } else {
+      this.health.succeeded(upstream.id);
+      // The replica's own time, from the request sent: what its latency as an outlier is judged on.
+      this.health.observeTtft(upstream, at - sentAt);
+    }
     if (status >= 400) this.metrics.errors.inc({ model, kind: 'upstream_status' });
   }
 }
@@ -342,6 +469,18 @@ function targetOf(endpoint: string, path: string): Target {
     targets.set(key, target);
   }
   return target;
+}
+
+/** Attempt n (from 1) after a failure waits a random time up to base * 2^(n-1): full jitter. */
+function backoff(baseMs: number, attempt: number): Promise<void> | undefined {
+  if (baseMs <= 0) return undefined;
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * baseMs * 2 ** (attempt - 1)));
+}
+
+/** The kind of a failure before the first byte, a label of the per-replica errors metric. */
+function errorKind(error: unknown): string {
+  if (error instanceof FirstByteTimeout || error instanceof RequestTimeout) return error.code;
+  return 'connection';
 }
 
 /** `ECONNREFUSED`, `ECONNRESET`: the code of a socket's failure, else its message. */

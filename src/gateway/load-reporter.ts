@@ -1,3 +1,5 @@
+import { reportsAtOnce } from '../policy/load-zone.ts';
+
 /** Reports of one model at most this often, unless its load crossed a line the reconciler acts on. */
 export const REPORT_GAP_MS = 250;
 /**
@@ -32,9 +34,9 @@ interface ModelCounts {
 
 /**
  * This gateway's requests in flight (sent to a replica) and waiting (held for one), per model, and
- * their reports as the load source `gateway:<instance>`. A rise across a line the reconciler acts on
- * at once (from no load, or over the model's capacity at SLO) is sent at once; other changes at most
- * every REPORT_GAP_MS. Every `refresh.everyMs` all of them are marked fresh at once, so unchanged
+ * their reports as the load source `gateway:<instance>`. A rise the reconciler acts on at once (from no
+ * load, or over the model's capacity at SLO: policy/load-zone.ts reportsAtOnce) is sent at once, so the
+ * only pacing a wake meets is the load signals'; other changes at most every REPORT_GAP_MS. Every `refresh.everyMs` all of them are marked fresh at once, so unchanged
  * counts, none included, are not sent again.
  */
 export class LoadReporter {
@@ -86,7 +88,7 @@ export class LoadReporter {
     clearTimeout(counts.timer);
     const total = counts.inFlight + counts.waiting;
     const { sent } = counts;
-    if (!sent || rose(sent.total, total, counts.capacity)) return void this.flush(model, counts);
+    if (!sent || reportsAtOnce(sent.total, total, counts.capacity)) return void this.flush(model, counts);
     if (total === sent.total) return;
     counts.timer = setTimeout(
       () => this.flush(model, counts),
@@ -111,14 +113,4 @@ export class LoadReporter {
     counts.sending = false;
     this.schedule(model, counts);
   }
-}
-
-/**
- * Whether a load rose from none or over the capacity at SLO: the lines a reconciler starts a replica on
- * at once. Falls wait for the gap: a replica is removed only after the scale-down window anyway, and a
- * model going between 0 and 1 request would otherwise be reported on every request.
- */
-function rose(before: number, after: number, capacity: number | undefined): boolean {
-  if (before === 0) return after > 0;
-  return capacity !== undefined && before <= capacity && after > capacity;
 }

@@ -6,6 +6,8 @@ export interface GatewayCounts {
   inFlight(): Map<string, number>;
   held(): Map<string, number>;
   oldestHeldSeconds(): Map<string, number>;
+  /** Every replica the gateway knows: its requests in flight from this gateway, and whether it is ejected. */
+  replicas(): { model: string; replica: string; inFlight: number; ejected?: string }[];
 }
 
 /**
@@ -45,8 +47,65 @@ export function createGatewayMetrics(counts: GatewayCounts, registry = new Regis
       perModel(this, counts.oldestHeldSeconds());
     },
   });
+  new Gauge({
+    name: 'llmgw_gateway_replica_in_flight',
+    help: 'Requests this gateway has sent to each replica and not finished.',
+    labelNames: ['model', 'replica'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, replica, inFlight } of counts.replicas()) this.set({ model, replica }, inFlight);
+    },
+  });
+  new Gauge({
+    name: 'llmgw_gateway_replica_healthy',
+    help: 'Whether this gateway routes to each replica (1), or has ejected it (0, with the reason in llmgw_gateway_replica_ejected).',
+    labelNames: ['model', 'replica'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, replica, ejected } of counts.replicas())
+        this.set({ model, replica }, ejected ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'llmgw_gateway_replica_ejected',
+    help: 'Replicas this gateway has ejected now, by reason (errors, first_byte_timeout, health_check, latency).',
+    labelNames: ['model', 'replica', 'reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const { model, replica, ejected } of counts.replicas()) {
+        if (ejected) this.set({ model, replica, reason: ejected }, 1);
+      }
+    },
+  });
   return {
     registry,
+    replicaRequests: new Counter({
+      name: 'llmgw_gateway_replica_requests_total',
+      help: 'Requests this gateway sent to each replica (each attempt), by model and replica.',
+      labelNames: ['model', 'replica'] as const,
+      registers,
+    }),
+    replicaErrors: new Counter({
+      name: 'llmgw_gateway_replica_errors_total',
+      help: 'Failures on each replica, by kind: connection (refused, reset), first_byte_timeout, request_timeout, status_5xx, mid_answer.',
+      labelNames: ['model', 'replica', 'kind'] as const,
+      registers,
+    }),
+    ejections: new Counter({
+      name: 'llmgw_gateway_replica_ejections_total',
+      help: 'Times this gateway ejected each replica, by reason (errors, first_byte_timeout, health_check, latency).',
+      labelNames: ['model', 'replica', 'reason'] as const,
+      registers,
+    }),
+    selections: new Counter({
+      name: 'llmgw_gateway_selections_total',
+      help: 'Replicas chosen for requests, by model and why: prefix (the replica most likely holding the prompt prefix), least_in_flight (no useful prefix match), balanced (the prefix holder was over its share of the load), retry.',
+      labelNames: ['model', 'reason'] as const,
+      registers,
+    }),
     requests: new Counter({
       name: 'llmgw_gateway_requests_total',
       help: 'Requests answered by this gateway, by model and HTTP status.',

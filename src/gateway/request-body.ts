@@ -2,25 +2,30 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { Refusal } from './errors.ts';
 
-/** The largest request body the gateway forwards (long prompts and embedding batches fit). */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
-
 /** What the gateway reads of a request; the rest passes to the replica as sent. */
 const RoutedRequestSchema = z.looseObject({ model: z.string().min(1).max(200) });
 
 /**
- * The body, read up to MAX_BODY_BYTES (a chunked body is stopped there rather than held whole), and
+ * The body, read up to `maxBytes` (a chunked body is stopped there rather than held whole), and
  * the model it names.
  */
-export async function readRoutedRequest(request: IncomingMessage): Promise<{ body: Buffer; model: string }> {
-  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+export async function readRoutedRequest(
+  request: IncomingMessage,
+  maxBytes: number,
+): Promise<{ body: Buffer; model: string; fields: Record<string, unknown> }> {
+  const tooLarge = () =>
+    new Refusal(
+      'too_large',
+      `the body is larger than ${Math.round((maxBytes / 1024 / 1024) * 1000) / 1000} MiB, the most the gateway forwards (LLMGW_GATEWAY_MAX_BODY_MIB)`,
+    );
+  if (Number(request.headers['content-length'] ?? 0) > maxBytes) throw tooLarge();
   // Events rather than an async iterator: this runs for every request, and the iterator costs more.
   const chunks = await new Promise<Buffer[]>((resolve, reject) => {
     const read: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) return void read.push(chunk);
+      if (size <= maxBytes) return void read.push(chunk);
       request.pause();
       reject(tooLarge());
     });
@@ -41,11 +46,5 @@ export async function readRoutedRequest(request: IncomingMessage): Promise<{ bod
       'the body must be a JSON object whose "model" names a model (GET /v1/models lists those this key may call)',
     );
   }
-  return { body, model: parsed.data.model };
+  return { body, model: parsed.data.model, fields: parsed.data };
 }
-
-const tooLarge = () =>
-  new Refusal(
-    'too_large',
-    `the body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB, the most the gateway forwards`,
-  );

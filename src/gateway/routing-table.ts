@@ -49,6 +49,8 @@ export class RoutingTable {
     private readonly log: Pick<Console, 'warn'> = console,
     private readonly now: () => number = Date.now,
     private readonly settings: Pick<PolicySettings, 'defaultConcurrency'> = DEFAULT_POLICY_SETTINGS,
+    /** Gateway processes that share the replicas' slots (workers.ts): each gets this share of them. */
+    private readonly slotShare = 1,
   ) {}
 
   /** Reads the table, then keeps it fresh until stop(). */
@@ -125,7 +127,11 @@ export class RoutingTable {
       const profile = byName.get(replica.model)?.profiles.find((p) => p.name === replica.profile);
       const measurement = measurements.get(`${replica.model}/${replica.profile}`);
       const slots = concurrencyOf(profile, measurement, this.settings);
-      list.push({ id: replica.id, endpoint: replica.endpoint, slots });
+      list.push({
+        id: replica.id,
+        endpoint: replica.endpoint,
+        slots: slots === undefined ? undefined : Math.max(1, Math.ceil(slots / this.slotShare)),
+      });
       replicas.set(replica.model, list);
     }
     this.tree = tree;

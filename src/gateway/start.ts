@@ -8,12 +8,14 @@ import type { Sql } from '../store/db.ts';
 import { GATEWAY_SOURCE, refreshLoadReports } from '../store/load.ts';
 import { Admission } from './admission.ts';
 import { createGatewayApp } from './app.ts';
-import { Forwarder } from './forwarder.ts';
+import { Forwarder, leastInFlight } from './forwarder.ts';
 import { GatewayKeys } from './keys.ts';
 import { LoadReporter, refreshEvery } from './load-reporter.ts';
 import { createGatewayMetrics } from './metrics.ts';
+import { PrefixRouter } from './prefix-routing.ts';
 import { ReplicaHealth } from './replica-health.ts';
 import { RoutingTable } from './routing-table.ts';
+import { isGatewayWorker } from './workers.ts';
 
 export interface RunningGateway {
   url: string;
@@ -36,8 +38,10 @@ export async function startGateway(options: {
   const { config, sql } = options;
   const log = options.log ?? console;
   const source = `${GATEWAY_SOURCE}${config.gateway.instance}`;
-  const table = new RoutingTable(sql, log, Date.now, config.policy);
-  const health = new ReplicaHealth();
+  // A worker of several (workers.ts) sends each replica its share of the replica's slots.
+  const slotShare = isGatewayWorker() ? config.gateway.workers : 1;
+  const table = new RoutingTable(sql, log, Date.now, config.policy, slotShare);
+  const health = new ReplicaHealth(config.gateway);
   const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy, Date.now, log);
   const reporter = new LoadReporter(
     async (model, inFlight, waiting) => {
@@ -60,14 +64,47 @@ export async function startGateway(options: {
       return held;
     },
     oldestHeldSeconds: () => admission.oldestHeldSeconds(),
+    replicas: () =>
+      health.view().map((r) => ({
+        model: r.model,
+        replica: r.id,
+        inFlight: forwarder.inFlightOn(r.id),
+        ejected: r.ejected?.reason,
+      })),
   });
-  const forwarder = new Forwarder(health, reporter, metrics, (model) => table.current(model)?.replicas ?? []);
+  health.onEjection((model, replica, reason) => {
+    metrics.ejections.inc({ model, replica, reason });
+    const detail = health.view().find((r) => r.id === replica)?.ejected?.detail;
+    log.warn(`gateway: replica ${replica} of model ${model} ejected (${reason}): ${detail}`);
+  });
+  const router = config.gateway.routing === 'prefix' ? new PrefixRouter() : undefined;
+  const forwarder = new Forwarder(
+    health,
+    reporter,
+    metrics,
+    (model) => table.current(model)?.replicas ?? [],
+    config.gateway,
+    router?.choose ?? leastInFlight,
+    log,
+  );
   table.onRefresh(() => {
-    health.keepOnly(new Set(table.all().flatMap((r) => r.replicas.map((u) => u.id))));
+    health.watch(table.all().map((route) => ({ model: route.model.name, replicas: route.replicas })));
+    router?.keepOnly(new Set(table.all().flatMap((route) => route.replicas.map((r) => r.id))));
     forwarder.wakeAllWaiting();
   });
   await table.start();
-  const app = createGatewayApp({ keys: new GatewayKeys(sql), table, admission, forwarder, metrics, log });
+  health.start();
+  const app = createGatewayApp({
+    keys: new GatewayKeys(sql),
+    table,
+    admission,
+    forwarder,
+    metrics,
+    maxBodyBytes: config.gateway.maxBodyBytes,
+    prefixRouting: router !== undefined,
+    replicas: () => health.view().map((r) => ({ ...r, in_flight: forwarder.inFlightOn(r.id) })),
+    log,
+  });
   const server = await new Promise<Server>((resolve, reject) => {
     const started = serve(
       { fetch: app.fetch, port: options.port ?? config.gateway.port, hostname: config.host },

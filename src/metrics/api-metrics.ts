@@ -2,6 +2,7 @@ import { Gauge, Registry } from 'prom-client';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import { sharedReading } from '../shared-reading.ts';
 import type { Sql } from '../store/db.ts';
+import { isStoreError } from '../store/db.ts';
 import { latestDecisions } from '../store/decisions.ts';
 import { lastHeartbeats } from '../store/node-liveness.ts';
 import { readSnapshot } from '../store/snapshot.ts';
@@ -9,7 +10,6 @@ import { type Metrics, processMetrics } from './registry.ts';
 import { stateFigures } from './state-figures.ts';
 import type { StateFigures } from './state-gauge-definitions.ts';
 import { stateGauges } from './state-gauges.ts';
-import { isStoreError } from './store-error.ts';
 
 /**
  * The state gauges' figures from one snapshot, the models' newest decisions and the agents' nodes'

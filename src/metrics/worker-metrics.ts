@@ -1,8 +1,8 @@
 import { Gauge } from 'prom-client';
 import type { ActivityDeps } from '../activities/index.ts';
 import type { PolicyCacheEvents } from '../activities/policy-cache.ts';
+import { isStoreError } from '../store/db.ts';
 import { type Metrics, processMetrics } from './registry.ts';
-import { isStoreError } from './store-error.ts';
 
 type Activity = (...args: never[]) => Promise<unknown>;
 

@@ -1,3 +1,5 @@
+import type { Load } from '../domain/model.ts';
+import type { PolicySettings } from '../domain/snapshot.ts';
 import type { View } from './view.ts';
 
 /** L for a model, or why it is unknown (never reported, or older than the staleness bound). */
@@ -5,10 +7,18 @@ export type LoadReading = { inFlight: number; why?: undefined } | { inFlight: nu
 
 /** Requests in flight (running + waiting) from the latest reports, when they are fresh enough to act on. */
 export function loadOf(view: View, model: string): LoadReading {
-  const load = view.snapshot.load[model];
+  return loadReading(view.snapshot.load[model], view.now, view.settings);
+}
+
+/** loadOf on a model's load record alone, read at `now`. */
+export function loadReading(
+  load: Load | undefined,
+  now: number,
+  settings: Pick<PolicySettings, 'loadStaleMs'>,
+): LoadReading {
   if (!load) return { inFlight: null, why: 'load never reported' };
-  const age = view.now - load.reported_at;
-  if (age > view.settings.loadStaleMs) {
+  const age = now - load.reported_at;
+  if (age > settings.loadStaleMs) {
     return { inFlight: null, why: `load unknown (last report ${Math.round(age / 1000)} s ago)` };
   }
   return { inFlight: load.in_flight + load.waiting };

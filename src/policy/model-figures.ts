@@ -1,5 +1,6 @@
 import { type Replica, SERVING_STATES } from '../domain/cluster.ts';
-import type { Model, Profile } from '../domain/model.ts';
+import type { Measurement, Model, Profile } from '../domain/model.ts';
+import type { PolicySettings } from '../domain/snapshot.ts';
 import { concurrencyOf, orderProfiles } from './profiles.ts';
 import type { View } from './view.ts';
 
@@ -20,12 +21,29 @@ export interface ModelFigures {
 }
 
 export function modelFigures(view: View, model: Model): ModelFigures {
-  const measurements = view.measurementsOf(model.name);
+  return figuresOfRows(
+    model,
+    view.replicasOfModel(model.name),
+    view.measurementsOf(model.name),
+    view.settings,
+  );
+}
+
+/**
+ * modelFigures on the model's own rows: its active replicas (oldest first, as a view orders them) and
+ * its measurements by profile. What a load report is weighed on needs no view of the whole store.
+ */
+export function figuresOfRows(
+  model: Model,
+  replicas: readonly Replica[],
+  measurements: ReadonlyMap<string, Measurement>,
+  settings: PolicySettings,
+): ModelFigures {
   const byName = new Map(model.profiles.map((p) => [p.name, p]));
   const concurrency = (r: Replica) =>
-    concurrencyOf(byName.get(r.profile), measurements.get(r.profile), view.settings);
+    concurrencyOf(byName.get(r.profile), measurements.get(r.profile), settings);
   const throughput = (r: Replica) => measurements.get(r.profile)?.throughput_tok_per_sec ?? 0;
-  const serving = view.replicasOfModel(model.name).filter((r) => SERVING_STATES.includes(r.state));
+  const serving = replicas.filter((r) => SERVING_STATES.includes(r.state));
   return {
     profiles: orderProfiles(model, measurements),
     serving,

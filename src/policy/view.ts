@@ -164,3 +164,11 @@ export function perView<T>(compute: (view: View) => T): (view: View) => T {
     return cache.get(view)!;
   };
 }
+
+/**
+ * The view at another time: what buildView gives for the same snapshot at `now` (nothing it indexes
+ * depends on the time), without indexing it again.
+ */
+export function viewAt(view: View, now: number): View {
+  return now === view.now ? view : { ...view, now, snapshot: { ...view.snapshot, now } };
+}

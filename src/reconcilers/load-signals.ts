@@ -2,8 +2,7 @@
 // reconciler. Not part of the workflow bundle.
 import type { Model } from '../domain/model.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
-import { type LoadStanding, type LoadZone, loadStanding, wakesReconciler } from '../policy/load-zone.ts';
-import { buildView } from '../policy/view.ts';
+import { type LoadStanding, type LoadZone, loadStandingOf, wakesReconciler } from '../policy/load-zone.ts';
 import type { Sql } from '../store/db.ts';
 import { putLoadReport, readLoad } from '../store/load.ts';
 import { listMeasurements } from '../store/measurements.ts';
@@ -63,18 +62,13 @@ export class LoadSignals {
       listMeasurements(sql, model.name),
       readLoad(sql, at, this.settings.loadStaleMs, model.name),
     ]);
-    const view = buildView({
-      now: at,
-      settings: this.settings,
-      scopes: [],
-      quotas: [],
-      models: [model],
-      nodes: [],
-      replicas,
-      measurements,
-      load,
-    });
-    const standing = loadStanding(view, model);
+    // Weighed on the model's own rows: the view of the store is built once, by the pass it may wake.
+    const standing = loadStandingOf(
+      model,
+      { replicas, measurements, load: load[model.name] },
+      at,
+      this.settings,
+    );
     const { zone, capacity, inFlight: total } = standing;
 
     const pacing = await this.pacer.weigh(model.name, standing);

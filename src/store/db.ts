@@ -43,6 +43,16 @@ export function isConnectionError(error: unknown): boolean {
   return code !== undefined && CONNECTION_ERRORS.has(code);
 }
 
+/**
+ * A failure of the store itself (unreachable, or refusing a statement), not of the caller's input: what
+ * the metrics count as a store error. Classified here, beside the errors the store raises.
+ */
+export function isStoreError(error: unknown): boolean {
+  return (
+    error instanceof StoreUnavailable || error instanceof postgres.PostgresError || isConnectionError(error)
+  );
+}
+
 /** Text Postgres cannot keep (a NUL character, in text or JSON): bad input, not a failure of the store. */
 const UNSTORABLE_TEXT = new Set([
   '22021', // character_not_in_repertoire: "invalid byte sequence for encoding UTF8: 0x00"

@@ -1,5 +1,4 @@
 import type { Decision } from '../domain/decision.ts';
-import { victimPhrase } from '../policy/explain.ts';
 import { type Sql, transaction } from './db.ts';
 
 export interface StoredDecision {
@@ -12,6 +11,12 @@ export interface StoredDecision {
   inputs: Record<string, unknown>;
 }
 
+/** A preemption's victim as its decision's record names it: its owner, and its phrase (policy/explain.ts). */
+export interface NamedVictim {
+  owner: string | null;
+  phrase: string;
+}
+
 /**
  * Stores a decision. With `skipIfUnchanged` (a pass that did nothing), not when the model's newest
  * decision also did nothing and waits for the same things (the codes of `pending`, compared as JSON):
@@ -22,6 +27,7 @@ export async function recordDecision(
   decision: Decision,
   replica?: string,
   skipIfUnchanged = false,
+  victims?: readonly NamedVictim[],
 ) {
   const inputs = {
     ...decision.inputs,
@@ -29,9 +35,7 @@ export async function recordDecision(
     rejected: decision.rejected,
     // A preemption's sentence names its victims: with their owners kept, reading can hide those of
     // scopes the reader does not see (api/decisions-shown.ts).
-    ...(decision.action === 'preempt' && decision.victims
-      ? { victims: decision.victims.map((v) => ({ owner: v.owner, phrase: victimPhrase(v) })) }
-      : {}),
+    ...(decision.action === 'preempt' && victims ? { victims } : {}),
   };
   await sql`
     insert into decisions (model, action, reason, replica, profile, node, inputs)
@@ -50,11 +54,12 @@ export async function recordDecisions(
   replica: string | undefined,
   skipIfUnchanged: boolean,
   also: readonly { decision: Decision; replica: string }[],
+  victims?: readonly NamedVictim[],
 ) {
-  if (also.length === 0) return recordDecision(sql, decision, replica, skipIfUnchanged);
+  if (also.length === 0) return recordDecision(sql, decision, replica, skipIfUnchanged, victims);
   await transaction(sql, async (txn) => {
     const tx = txn as unknown as Sql;
-    await recordDecision(tx, decision, replica, skipIfUnchanged);
+    await recordDecision(tx, decision, replica, skipIfUnchanged, victims);
     for (const step of also) await recordDecision(tx, step.decision, step.replica);
   });
 }

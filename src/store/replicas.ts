@@ -64,7 +64,7 @@ export async function listReplicas(
 /**
  * The active replicas reserved after `seq` (all of them for 0), and the last seq among them (`seq` when
  * none). Replicas are inserted only under the reservation lock, which commits them in seq order: a read
- * sees every replica up to the last seq it returns (store/reservations.ts counts on it).
+ * sees every replica up to the last seq it returns (placement/reserve.ts counts on it).
  */
 export async function activeReplicasAfter(
   sql: Db,

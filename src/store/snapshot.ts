@@ -73,7 +73,7 @@ async function readLive(
 }
 
 /**
- * What a burst of places is checked against under the reservation lock (store/reservations.ts), from a
+ * What a burst of places is checked against under the reservation lock (placement/reserve.ts), from a
  * reading the worker took before it: scopes, quotas and nodes read now (few rows); the models as read
  * then, unless a model or profile changed since (their epoch moved); the replicas read then and every
  * one reserved since (each is inserted under the lock). What else may have changed since only frees room
@@ -98,6 +98,27 @@ export async function snapshotOnReading(
   const replicas = [...reading.state.replicas, ...reserved.replicas];
   const { load, backedOff } = reading.state;
   return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load, backedOff };
+}
+
+/**
+ * Whether a snapshot brought up to date under the lock (snapshotOnReading) holds what `before`, built
+ * on the same reading and measurements, held: the same models (their epoch did not move), no replica
+ * reserved since (they are only added), and the same scopes, quotas and nodes as read now. Then the two
+ * differ in their time alone.
+ */
+export function unchangedSince(before: Snapshot, after: Snapshot): boolean {
+  const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+  return (
+    after.models === before.models &&
+    after.measurements === before.measurements &&
+    after.load === before.load &&
+    after.backedOff === before.backedOff &&
+    after.settings === before.settings &&
+    after.replicas.length === before.replicas.length &&
+    same(after.nodes, before.nodes) &&
+    same(after.scopes, before.scopes) &&
+    same(after.quotas, before.quotas)
+  );
 }
 
 async function readModelsEpoch(sql: Db): Promise<number> {

@@ -2,9 +2,9 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  deprecatePatch,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -42,19 +42,21 @@ const local = proxyLocalActivities<Activities>(ACTIVITY_OPTIONS);
 export const RUN_BOUNDS = { passes: 100, signals: 2_000 };
 /** Refused reservations in a row before waiting for the next wake-up instead of re-planning at once. */
 const MAX_REPLANS = 3;
-/**
- * Runs from this change on plan in a local activity and leave out of a pass what changes nothing (the
- * same decision recorded again on a resync, the same search attributes); runs begun before replay as they were.
- */
+// Patches being retired (docs/architecture.md "Retiring history compatibility"): each was patched() while
+// runs begun before it could be open, and is now deprecatePatch(): every open run began after it, so
+// the code before it is gone; the marker is still written, so a worker of the previous code replays
+// runs begun here. The calls go once no open run began under code that called patched(). The four
+// reads marked EARLIER_SHAPE go with them: results the code before one shape recorded (runs open when
+// it is deployed replay them) omit fields the activities now always return.
+/** Passes plan in a local activity and leave out what changes nothing (a decision recorded again, the same search attributes). */
 const LIGHT_PASSES = 'light-passes';
 /**
- * Runs from this change on also reserve, start, drain and record in local activities: a pass is then one
- * or two workflow tasks instead of a round trip through the server for each step, which is what bounded
- * placements per second (bench/scale). Each step is idempotent, so a task retried elsewhere after a
- * crash runs again what it had not recorded. Runs begun before replay as they were.
+ * Passes also reserve, start, drain and record in local activities: a pass is one or two workflow tasks
+ * instead of a round trip through the server for each step (bench/scale). Each step is idempotent, so a
+ * task retried elsewhere after a crash runs again what it had not recorded.
  */
 const LOCAL_STEPS = 'local-steps';
-/** Runs from this change on name new replicas `r-<16 hex>` (replicaId). */
+/** New replicas are named `r-<16 hex>` (replicaId). */
 const OPAQUE_REPLICA_IDS = 'opaque-replica-ids';
 
 export interface ReconcileInput {
@@ -186,7 +188,8 @@ async function pass(
   how: { freshAfter: number; resync?: boolean },
 ): Promise<'done' | 'refused' | 'gone'> {
   const model = state.input.model;
-  const plan = await (patched(LIGHT_PASSES) ? local : act).planPass({
+  deprecatePatch(LIGHT_PASSES);
+  const plan = await local.planPass({
     model,
     memory: state.memory,
     policyChangedAt: state.policyChangedAt,
@@ -199,7 +202,8 @@ async function pass(
     return 'done';
   }
   state.resyncMs = plan.resyncMs;
-  const steps = patched(LOCAL_STEPS) ? local : act;
+  deprecatePatch(LOCAL_STEPS);
+  const steps = local;
   for (const replicaId of plan.startable) await steps.startReplica({ replicaId });
 
   let decision: Decision = plan.decision;
@@ -208,9 +212,9 @@ async function pass(
   let also: Reserved[] = [];
   let refused = false;
   if (RESERVING_ACTIONS.includes(decision.action)) {
-    replica = replicaId(model);
-    // Plans from before bursts have no alsoPlace: one replica, as they were recorded.
-    const planned = (plan.alsoPlace ?? []).map((next) => ({ decision: next, replicaId: replicaId(model) }));
+    replica = replicaId();
+    // EARLIER_SHAPE: the plan of the code before one shape omitted an empty alsoPlace.
+    const planned = (plan.alsoPlace ?? []).map((next) => ({ decision: next, replicaId: replicaId() }));
     const reservation = await steps.reserveReplica({
       decision,
       replicaId: replica,
@@ -218,24 +222,24 @@ async function pass(
     });
     if (reservation.reserved) {
       // Planned again under the lock: what was reserved is what happens and is recorded.
+      // EARLIER_SHAPE: the reservation of the code before one shape omitted a decision it did not
+      // change, and `also` when none was given.
       decision = reservation.decision ?? decision;
-      state.reservedAt = reservation.at ?? state.reservedAt;
+      state.reservedAt = reservation.at;
       also = reservation.also ?? [];
       if (decision.action === 'place') {
         const ids = [replica, ...also.map((step) => step.replicaId)];
         await Promise.all(ids.map((id) => steps.startReplica({ replicaId: id })));
       } else await tellVictims(decision);
-      // A result recorded before `lookAgain` existed lacks it: every reservation looked again then.
-      if (reservation.lookAgain ?? true) state.dirty = true;
+      if (reservation.lookAgain) state.dirty = true;
     } else {
       refused = true;
-      // A refusal recorded before the activity returned the decision to record holds none: replay
-      // needs only its action, 'none'.
-      decision = reservation.decision ?? { ...decision, action: 'none' };
+      decision = reservation.decision;
       replica = undefined;
     }
   } else if (decision.action === 'remove' && decision.replica) {
-    // A bursty model may shed several in one pass: one drain for all of them (plans from before have none).
+    // A bursty model may shed several in one pass: one drain for all of them. EARLIER_SHAPE: the plan of
+    // the code before one shape omitted an empty alsoRemove.
     const replicaIds = [decision.replica, ...(plan.alsoRemove ?? [])];
     await steps.drainReplicas({ replicaIds, reason: decision.reason });
   }
@@ -246,7 +250,7 @@ async function pass(
     decision.action === 'none' &&
     state.lastDecision?.action === 'none' &&
     JSON.stringify(state.lastDecision.pending) === JSON.stringify(decision.pending);
-  if (!(again && patched(LIGHT_PASSES))) {
+  if (!again) {
     await steps.recordDecision({
       decision,
       replica,
@@ -260,13 +264,10 @@ async function pass(
   state.lastDecision = { action: decision.action, reason: decision.reason, pending: decision.pending };
   // A deletion heard during the pass shows once the loop drains: the status is the decision's.
   state.status = modelStatus(false, decision);
-  const owner = plan.owner ?? '';
-  // Absent from the plans of runs begun before it: they replay with ''. The upsert stays one command (its
-  // attributes are not compared on replay), so no patch is needed.
-  const ownerPath = plan.ownerPath ?? '';
+  const { owner, ownerPath } = plan;
   const replicas = decision.inputs.replicas + (decision.action === 'place' && !refused ? 1 + also.length : 0);
   const attributes = JSON.stringify([owner, ownerPath, replicas, state.status]);
-  if (attributes !== state.attributes || !patched(LIGHT_PASSES)) {
+  if (attributes !== state.attributes) {
     upsertSearchAttributes([
       { key: LlmgwOwner, value: owner },
       { key: LlmgwOwnerPath, value: ownerPath },
@@ -282,13 +283,12 @@ async function pass(
 /**
  * A new replica's ID: `r-` and 16 hex digits (64 random bits of replay-safe UUIDs, the first 8 hex
  * digits of each). It names no model and cannot be guessed: IDs are shown to readers who may not see
- * the replica's model (a victim in another tenant's decision). Runs begun before this change keep
- * `<model>-<8 hex>` on replay.
+ * the replica's model (a victim in another tenant's decision).
  */
-const replicaId = (model: string) =>
-  patched(OPAQUE_REPLICA_IDS)
-    ? `r-${uuid4().slice(0, 8)}${uuid4().slice(0, 8)}`
-    : `${model}-${uuid4().slice(0, 8)}`;
+const replicaId = () => {
+  deprecatePatch(OPAQUE_REPLICA_IDS);
+  return `r-${uuid4().slice(0, 8)}${uuid4().slice(0, 8)}`;
+};
 
 /** Victims were marked draining in the reservation; their reconcilers hear why. */
 async function tellVictims(decision: Decision) {

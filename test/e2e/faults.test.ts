@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres.ts';
 import { freePort } from '../../src/cli/dev/ports.ts';
-import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 import { LOCKS } from '../../src/store/locks.ts';
 import { activeReplicas, FAST, gpuNode, gpuProfile, ok, settledAt } from '../support/cluster.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
@@ -63,7 +63,7 @@ describe('crashes lose nothing and double nothing', () => {
     await stack.stop();
     await pg.stop();
     rmSync(dir, { recursive: true, force: true });
-    rmSync(`${dir}.password`, { force: true }); // kept beside the data folder (store/embedded.ts)
+    rmSync(`${dir}.password`, { force: true }); // kept beside the data folder (cli/dev/embedded-postgres.ts)
   });
 
   it('a worker killed mid-pass and restarted converges with no duplicate replica', async () => {

@@ -140,7 +140,9 @@ describe('the gateway, as the openai SDK sees it', () => {
         headers: { authorization: `Bearer ${webKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model, messages, max_tokens: 1 }),
       });
-      const headers = [...response.headers].filter(([name]) => name !== 'date');
+      // The date, and the request's own ID (made for each request), differ between any two answers.
+      assert.match(response.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+      const headers = [...response.headers].filter(([name]) => name !== 'date' && name !== 'x-request-id');
       return { status: response.status, headers, body: await response.text() };
     };
     // A missing name of the same length, so that even the lengths agree once the name is put back.

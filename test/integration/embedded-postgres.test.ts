@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres.ts';
 import { freePort } from '../../src/cli/dev/ports.ts';
 import { connect } from '../../src/store/db.ts';
-import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 
 const FORMER_PASSWORD = 'llmgw';
 

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
-import { FAILURES_TO_EJECT } from '../../src/gateway/replica-health.ts';
+import { readConfig } from '../../src/config.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
 import { closedPort } from '../support/ports.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
@@ -17,6 +17,8 @@ async function readyReplica(stack: Stack, id: string, model: string, endpoint: s
 }
 
 /** A model of up to three replicas of one GPU, none placed by llmgw. */
+const FAILURES_TO_EJECT = readConfig({}).gateway.ejectFailures;
+
 const putModel = (stack: Stack, name: string) =>
   ok(stack, 'PUT', `/api/v1/models/${name}`, {
     min_replicas: 0,

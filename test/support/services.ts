@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres.ts';
 import { type TemporalKind, temporalKind } from '../../src/cli/dev/options.ts';
 import { freePort, freePortBlock } from '../../src/cli/dev/ports.ts';
 import {
@@ -13,7 +14,6 @@ import {
 } from '../../src/cli/dev/temporal-postgres-server.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../src/cli/dev/temporal-server.ts';
 import { newSecret } from '../../src/contracts/secrets.ts';
-import { type EmbeddedStore, startEmbeddedPostgres } from '../../src/store/embedded.ts';
 
 export interface Services {
   /** The `llmgw` database of a Postgres the tests may create databases in. */

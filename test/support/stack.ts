@@ -52,6 +52,8 @@ export interface Stack {
   }): Promise<string>;
   /** The gateway's base URL (the OpenAI API is under `${gatewayUrl}/v1`), when the stack runs one. */
   gatewayUrl?: string;
+  /** The stack's database, for a process of its own (`llmgw gateway`) to read. */
+  databaseUrl: string;
   /** Starts (again) the worker: reconcilers, activities and the simulated cluster. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -77,7 +79,8 @@ export async function startStack(
 ): Promise<Stack> {
   const services = options.services ?? (await sharedServices());
   const database = `t_${newId()}`;
-  const sql = connect(options.databaseUrl ?? (await createDatabase(services.databaseUrl, database)));
+  const databaseUrl = options.databaseUrl ?? (await createDatabase(services.databaseUrl, database));
+  const sql = connect(databaseUrl);
   await migrate(sql);
   for (const node of options.nodes ?? []) await putNode(sql, node);
 
@@ -112,6 +115,7 @@ export async function startStack(
   const stack: Stack = {
     url: api.url,
     gatewayUrl: gateway?.url,
+    databaseUrl,
     sql,
     config,
     temporal,

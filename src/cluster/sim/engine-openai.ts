@@ -4,6 +4,8 @@ export type RequestKind = 'chat' | 'completion' | 'embedding';
 
 export interface EngineRequest {
   promptTokens: number;
+  /** The prompt's text (its messages' contents in order), for the prefix cache. */
+  prompt: string;
   /** Tokens to generate (1 for an embedding: its prefill is its cost). */
   maxTokens: number;
   stream: boolean;
@@ -46,8 +48,10 @@ export function parseEngineRequest(kind: RequestKind, body: unknown): EngineRequ
   if (!Number.isInteger(maxTokens) || (maxTokens as number) < 1)
     return 'max_tokens must be a positive integer';
   const options = request.stream_options as { include_usage?: unknown } | undefined;
+  const text = textOf(prompt);
   return {
-    promptTokens: words(textOf(prompt)),
+    promptTokens: words(text),
+    prompt: text,
     maxTokens: maxTokens as number,
     stream: kind !== 'embedding' && request.stream === true,
     includeUsage: options?.include_usage === true,

@@ -10,6 +10,7 @@ import {
   type RequestKind,
   tokenText,
 } from './engine-openai.ts';
+import { SimPrefixCache } from './engine-prefix-cache.ts';
 
 export { simKnee } from './engine-model.ts';
 
@@ -22,6 +23,11 @@ export interface SimEngineOptions extends SimEngineModel {
   seed: number;
   /** The model /v1/models lists; requests may name any model. */
   model?: string;
+  /**
+   * Prompt tokens its prefix cache holds (engine-prefix-cache.ts): a prompt's cached leading blocks need
+   * no prefill. 0 or absent: no cache, every prompt token is prefilled.
+   */
+  prefixCacheTokens?: number;
 }
 
 export interface SimEngine {
@@ -55,6 +61,7 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
   checkOptions(options);
   const model = options.model ?? 'sim';
   const batch = new SimBatch(options, options.seed);
+  const cache = options.prefixCacheTokens ? new SimPrefixCache(options.prefixCacheTokens) : undefined;
   let completions = 0;
 
   const answer = async (kind: RequestKind, req: IncomingMessage, res: ServerResponse) => {
@@ -96,7 +103,8 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
       };
     }
     const cancel = batch.submit({
-      promptTokens: request.promptTokens,
+      // What it prefills: the prompt but for its blocks in the cache.
+      promptTokens: cache ? cache.admit(request.prompt) : request.promptTokens,
       maxTokens: request.maxTokens,
       onToken,
       onDone() {
@@ -122,7 +130,7 @@ export async function startSimEngine(options: SimEngineOptions): Promise<SimEngi
       });
     } else if (req.method === 'GET' && path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      res.end(metricsText(model, batch.runningCount, batch.waitingCount));
+      res.end(metricsText(model, batch.runningCount, batch.waitingCount, cache));
     } else if (req.method === 'GET' && path === '/health') {
       res.writeHead(200).end();
     } else {
@@ -158,12 +166,27 @@ function checkOptions(options: SimEngineOptions) {
 }
 
 /** Prometheus text with the gauges vLLM exports under the same names. */
-function metricsText(model: string, running: number, waiting: number): string {
-  const gauge = (name: string, help: string, value: number) =>
-    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{model_name="${model}"} ${value}\n`;
+function metricsText(model: string, running: number, waiting: number, cache?: SimPrefixCache): string {
+  const metric = (name: string, type: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{model_name="${model}"} ${value}\n`;
+  const counters = cache
+    ? metric(
+        'vllm:prefix_cache_queries_total',
+        'counter',
+        'Prompt tokens looked up in the prefix cache.',
+        cache.queries,
+      ) +
+      metric(
+        'vllm:prefix_cache_hits_total',
+        'counter',
+        'Prompt tokens found in the prefix cache.',
+        cache.hits,
+      )
+    : '';
   return (
-    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', running) +
-    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', waiting)
+    metric('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', running) +
+    metric('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', waiting) +
+    counters
   );
 }
 

@@ -49,10 +49,15 @@ describe('docs/architecture.md', () => {
     );
   });
 
-  it('follows a load report through at most 6 files at the top level, each one a path', () => {
+  it("follows a load report from the gateway's count to the placement in at most 8 files, each one a path", () => {
     const section = doc.split('## The life of a load report')[1]?.split('\n## ')[0] ?? '';
-    const steps = section.split('\n').filter((line) => /^\d+\. /.test(line));
-    assert.ok(steps.length > 0 && steps.length <= 6, `${steps.length} steps`);
-    for (const step of steps) assert.match(step, /^\d+\. `src\/[^`]+\.ts`/);
+    const files = section
+      .split('\n')
+      .map((line) => /^\| \d+ \| `(src\/[^`]+\.ts)` \|/.exec(line)?.[1])
+      .filter((file) => file !== undefined);
+    assert.ok(files.length > 0 && files.length <= 8, `${files.length} files`);
+    assert.equal(files[0], 'src/gateway/load-reporter.ts', "it starts at the gateway's count");
+    assert.ok(files.includes('src/placement/reserve.ts'), 'it reaches the placement');
+    for (const file of files) assert.ok(existsSync(join(root, file)), file);
   });
 });

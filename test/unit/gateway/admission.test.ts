@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { readConfig } from '../../../src/config.ts';
 import { Admission } from '../../../src/gateway/admission.ts';
 import { Refusal } from '../../../src/gateway/errors.ts';
 import type { LoadReporter } from '../../../src/gateway/load-reporter.ts';
@@ -46,7 +47,10 @@ function setUp() {
     change: (model: string, _inFlight: number, held: number) =>
       waiting.set(model, (waiting.get(model) ?? 0) + held),
   } as unknown as LoadReporter;
-  const admission = new Admission(table, new ReplicaHealth(), reporter, { queueMs: 10_000, queueMax: 2 });
+  const admission = new Admission(table, new ReplicaHealth(readConfig({}).gateway), reporter, {
+    queueMs: 10_000,
+    queueMax: 2,
+  });
   return { routes, refreshed, admission, waiting };
 }
 

@@ -5,7 +5,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, describe, it, mock } from 'node:test';
 import { Registry } from 'prom-client';
-import { Forwarder } from '../../../src/gateway/forwarder.ts';
+import { type GatewayConfig, readConfig } from '../../../src/config.ts';
+import { REFUSALS, type Refusal } from '../../../src/gateway/errors.ts';
+import { Forwarder, leastInFlight } from '../../../src/gateway/forwarder.ts';
 import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
 import { createGatewayMetrics } from '../../../src/gateway/metrics.ts';
 import { ReplicaHealth } from '../../../src/gateway/replica-health.ts';
@@ -71,18 +73,29 @@ async function holding(id: string, slots: number) {
 }
 
 /** A forwarder as the gateway builds it, with its gauge of requests in flight. */
-function setUp(replicasNow: (model: string) => readonly Upstream[] = () => []) {
+function setUp(
+  replicasNow: (model: string) => readonly Upstream[] = () => [],
+  overrides: Partial<GatewayConfig> = {},
+) {
   const reporter = new LoadReporter(
     async () => undefined,
     { everyMs: 60_000, run: async () => {} },
     { warn() {} },
   );
   const metrics = createGatewayMetrics(
-    { inFlight: () => reporter.inFlightCounts(), held: () => new Map(), oldestHeldSeconds: () => new Map() },
+    {
+      inFlight: () => reporter.inFlightCounts(),
+      held: () => new Map(),
+      oldestHeldSeconds: () => new Map(),
+      replicas: () => [],
+    },
     new Registry(),
   );
-  const health = new ReplicaHealth(async () => false);
-  const forwarder = new Forwarder(health, reporter, metrics, replicasNow);
+  const settings = { ...readConfig({}).gateway, ...overrides };
+  const health = new ReplicaHealth(settings, async () => false);
+  const forwarder = new Forwarder(health, reporter, metrics, replicasNow, settings, leastInFlight, {
+    warn() {},
+  });
   const inFlight = async () =>
     (await metrics.registry.getSingleMetric('llmgw_gateway_in_flight')!.get()).values.map((v) => v.value);
   const stop = () => {
@@ -113,6 +126,7 @@ async function gatewayOf(
       body,
       client: res,
       arrivedAt: performance.now(),
+      requestId: 'test',
     };
     forwarded.push(
       forwarder.forward(request, replicas).catch((refusal: Error) => res.writeHead(502).end(refusal.message)),
@@ -153,6 +167,66 @@ describe('Forwarder', () => {
     const again = await post(gateway);
     assert.deepEqual([again.status, await again.json()], [200, { ok: 'good' }]);
     assert.equal(crashing.requests, 2, 'the balance sees no request left on the crashing replica');
+    stop();
+  });
+
+  it('a replica that sends no first byte within the first-byte timeout is given up on, the request answered by another, with its x-request-id passed on', async () => {
+    const { forwarder, stop, metrics } = setUp(() => [], { firstByteTimeoutMs: 200 });
+    const hung = { id: 'hung', endpoint: '', requests: 0 };
+    hung.endpoint = `${await listen(() => {
+      hung.requests++; // never answers, as a stopped engine
+    })}/v1`;
+    let seenId: string | undefined;
+    const good = {
+      id: 'good',
+      endpoint: `${await listen((req, res) => {
+        seenId = req.headers['x-request-id'] as string;
+        res.end('{"ok":"good"}');
+      })}/v1`,
+    };
+    const gateway = (await gatewayOf(forwarder, [hung, good])).url;
+    mock.method(Math, 'random', () => 0); // the first of the tied replicas: the hung one
+    const sentAt = performance.now();
+    const answer = await post(gateway);
+    assert.deepEqual([answer.status, await answer.json()], [200, { ok: 'good' }]);
+    assert.equal(answer.headers.get('x-request-id'), 'test');
+    assert.equal(seenId, 'test');
+    assert.equal(hung.requests, 1);
+    assert.ok(performance.now() - sentAt >= 200, 'it waited the timeout first');
+    const errors = await metrics.registry.getSingleMetric('llmgw_gateway_replica_errors_total')!.get();
+    assert.deepEqual(
+      errors.values.map((v) => [v.labels.replica, v.labels.kind, v.value]),
+      [['hung', 'first_byte_timeout', 1]],
+    );
+    stop();
+  });
+
+  it('an answer that does not begin within the request timeout is 504, and tried nowhere else', async () => {
+    const { forwarder, stop } = setUp(() => [], { firstByteTimeoutMs: 5000, requestTimeoutMs: 150 });
+    let requests = 0;
+    const hung = { id: 'hung', endpoint: `${await listen(() => void requests++)}/v1` };
+    const other = { id: 'other', endpoint: `${await listen(() => void requests++)}/v1` };
+    const refusals: string[] = [];
+    const url = await listen(async (req, res) => {
+      req.resume();
+      await new Promise((resolve) => req.once('end', resolve));
+      const request = {
+        model: 'm',
+        path: '/chat/completions',
+        body: Buffer.from('{}'),
+        client: res,
+        arrivedAt: performance.now(),
+        requestId: 'r',
+      };
+      await forwarder.forward(request, [hung, other]).catch((refusal: Refusal) => {
+        refusals.push(refusal.kind);
+        res.writeHead(REFUSALS[refusal.kind].status).end();
+      });
+    });
+    const answer = await post(url);
+    assert.equal(answer.status, 504);
+    assert.deepEqual(refusals, ['upstream_timeout']);
+    assert.equal(requests, 1);
     stop();
   });
 

@@ -28,6 +28,7 @@ const registered = () => {
       inFlight: uncounted,
       held: uncounted,
       oldestHeldSeconds: uncounted,
+      replicas: uncounted,
     }).registry.getMetricsAsArray(),
   ];
 };

@@ -16,9 +16,11 @@ export function plan(planned: Decision, fields: Partial<PassPlan> = {}): PassPla
   return {
     exists: true,
     deleting: false,
-    owner: null,
+    owner: '',
     ownerPath: '',
     decision: planned,
+    alsoPlace: [],
+    alsoRemove: [],
     startable: [],
     backedOffUntil: {},
     resyncMs: 60 * MINUTE_MS,
@@ -34,7 +36,13 @@ export function plan(planned: Decision, fields: Partial<PassPlan> = {}): PassPla
 export function fakeActivities(now: () => Promise<number>) {
   const defaults: Activities = {
     planPass: async ({ model }) => plan(decision(model)),
-    reserveReplica: async () => ({ reserved: true, at: 0 }),
+    reserveReplica: async ({ decision, also }) => ({
+      reserved: true,
+      decision,
+      also: also ?? [],
+      at: 0,
+      lookAgain: true,
+    }),
     startReplica: async () => true,
     drainReplicas: async () => {},
     drainModel: async () => true,

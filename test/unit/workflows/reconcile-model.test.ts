@@ -136,8 +136,9 @@ describe('the reconciler workflow', () => {
         planPass: async () =>
           ++plans === 1 ? plan(places[0], { alsoPlace: places.slice(1) }) : { exists: false },
         // The lock kept the first and third, the second's node was taken: what was reserved comes back.
-        reserveReplica: async ({ also }) => ({
+        reserveReplica: async ({ decision, also }) => ({
           reserved: true,
+          decision,
           also: also!.slice(1),
           at: COMMITTED_AT,
           lookAgain: true,
@@ -185,7 +186,13 @@ describe('the reconciler workflow', () => {
             ? plan(decision('calm', { action: 'place', profile: 'small', node: 'n1', reason: 'place' }))
             : { exists: false };
         },
-        reserveReplica: async () => ({ reserved: true, at: COMMITTED_AT, lookAgain: false }),
+        reserveReplica: async ({ decision }) => ({
+          reserved: true,
+          decision,
+          also: [],
+          at: COMMITTED_AT,
+          lookAgain: false,
+        }),
       },
       async (start, calls) => {
         const reconciler = await start({ model: 'calm' });

@@ -1,11 +1,13 @@
 // Reconcilers keep running through an upgrade, and the new workflow code replays their histories. A
-// change of what a pass schedules must keep those histories replaying (Temporal's patched()); these
-// were recorded by earlier code (History protobufs): an idle model, one serving a replica, and one
-// bursting from one replica to eight (before local steps, before a reservation said whether to look
-// again, and since), each through a few resyncs. `npm run record-history -- NAME` records a new one
-// from a real run when the workflow changes on purpose. The replica-* histories are the workflows of an
-// agent's node (a start, a drain, a log read), recorded on the time-skipping server with stand-in
-// activities as test/unit/workflows/replica-on-node.test.ts runs them.
+// change of what a pass schedules must keep those histories replaying (Temporal's patch lifecycle:
+// docs/architecture.md "Retiring history compatibility"). These are the histories an open run could
+// still have: a burst from one replica to eight and its resyncs, recorded by the code before activity
+// results had one shape (reconcile-burst-since-look-again) and by the code since (reconcile-burst-one-
+// shape). Histories of older code are retired there, once no run begun under it can be open.
+// `npm run record-history -- NAME` records a new one from a real run when the workflow changes on
+// purpose. The replica-* histories are the workflows of an agent's node (a start, a drain, a log read),
+// recorded on the time-skipping server with stand-in activities as
+// test/unit/workflows/replica-on-node.test.ts runs them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';

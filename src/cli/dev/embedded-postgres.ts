@@ -5,16 +5,16 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { childEnvironment, type Service, startService } from '../child-process.ts';
-import { connect, type Sql } from './db.ts';
+import { childEnvironment, type Service, startService } from '../../child-process.ts';
+import { connect, type Sql } from '../../store/db.ts';
 import {
   type PostgresBinaries,
   postgresUser,
   type RunAs,
   reachableBinaries,
   reachableDataFolder,
-} from './embedded-as-root.ts';
-import { keptPassword } from './embedded-password.ts';
+} from './embedded-postgres-as-root.ts';
+import { keptPassword } from './embedded-postgres-password.ts';
 
 export interface EmbeddedStore {
   url: string;
@@ -30,7 +30,7 @@ const INVALID_PASSWORD = '28P01';
  * Runs Postgres (the binaries the embedded-postgres package brings) with its data in `dir`, kept
  * across restarts when `persistent`. The password of its user is random per data folder and kept in
  * `<dir>.password` (mode 0600), so that no other local user can log in. Postgres gets a scrubbed
- * environment; as root it runs as user `postgres`, from places that user reaches (embedded-as-root.ts).
+ * environment; as root it runs as user `postgres`, from places that user reaches (embedded-postgres-as-root.ts).
  * Used by `llmgw dev` and the test harness; production gives DATABASE_URL instead.
  */
 export async function startEmbeddedPostgres(options: {

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { childEnvironment } from '../child-process.ts';
+import { childEnvironment } from '../../child-process.ts';
 
 /**
  * Postgres refuses to run as root, so as root llmgw runs it as user `postgres`. That user must reach the

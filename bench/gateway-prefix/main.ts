@@ -1,0 +1,182 @@
+// Prefix-aware routing against least-in-flight and sglang-router's cache_aware, on a workload whose
+// requests share prefixes (bench/gateway-prefix/load.ts: multi-turn conversations resending their
+// history, opening with one of 40 system prompts of 1,000 words) and 4 simulated engines with a
+// prefix cache (30,000 tokens each, 0.25 ms per prompt token not cached), in interleaved rounds. Each
+// run gets fresh engines (empty caches) and the round's conversations; the clients and engines run in
+// processes of their own, llmgw's gateways in this one. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
+// share of prompt tokens one engine got (1.0: a quarter each).
+// Reproduce: npm run bench -- gateway-prefix [--seconds 15] [--rounds 2] [--users 32] [--no-peers]
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { runGateway } from '../../src/cli/gateway.ts';
+import { closedPort } from '../../test/support/ports.ts';
+import { startStack } from '../../test/support/stack.ts';
+import { startPeer } from '../support/peer-routers.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '2' },
+    users: { type: 'string', default: '32' },
+    'no-peers': { type: 'boolean', default: false },
+  },
+});
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const ENGINES = 4;
+
+async function startEngines(): Promise<{ urls: string[]; child: ChildProcess }> {
+  const engine = fileURLToPath(new URL('../gateway/engine.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', engine, 'prefix', '5', String(ENGINES)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return { urls: JSON.parse(line.toString()).urls, child };
+}
+
+/** Each engine's prefix cache counters: prompt tokens asked for, and found. */
+async function cacheCounts(urls: string[]) {
+  return Promise.all(
+    urls.map(async (url) => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const value = (name: string) =>
+        Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return {
+        queries: value('vllm:prefix_cache_queries_total'),
+        hits: value('vllm:prefix_cache_hits_total'),
+      };
+    }),
+  );
+}
+
+/** How the gateway chose replicas, from its metrics: `prefix=…, balanced=…`. */
+async function selections(gateway: string): Promise<string> {
+  const text = await (
+    await fetch(`${gateway}/metrics`, { headers: { authorization: `Bearer ${stack.metricsToken}` } })
+  ).text();
+  return [...text.matchAll(/llmgw_gateway_selections_total\{model="bench",reason="(\w+)"\} (\d+)/g)]
+    .map(([, reason, count]) => `${reason}=${count}`)
+    .join(', ');
+}
+
+interface Load {
+  ttfts: number[];
+  failed: number;
+  conversations: number;
+}
+const quantile = (samples: number[], q: number) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+};
+
+const stack = await startStack({ gateway: true });
+const lifGateway = await runGateway({
+  config: {
+    ...stack.config,
+    gateway: { ...stack.config.gateway, routing: 'least-in-flight', instance: 'lif' },
+  },
+  sql: stack.sql,
+  temporalAddress: stack.temporalAddress,
+  port: 0,
+  log: { warn() {}, error: console.error },
+});
+const results: Record<string, number> = {};
+try {
+  await stack.call('POST', '/api/v1/orgs', { name: 'Bench' });
+  await stack.call('PUT', '/api/v1/models/bench', {
+    owner: 'org:Bench',
+    min_replicas: 0,
+    max_replicas: ENGINES,
+    profiles: [{ name: 'cpu', resources: { cores: 1 }, default_concurrency: 4096 }],
+  });
+  await stack.sql`insert into nodes (name, capacity, gpu_model, labels, state)
+    values ('cpu-1', ${stack.sql.json({ cores: 64, memory_gib: 256 })}, null, '{}', 'ready')`;
+  const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
+  const routers: [string, (urls: string[]) => Promise<{ url: string; stop(): Promise<void> }>][] = [
+    ['llmgw prefix', async () => ({ url: stack.gatewayUrl!, stop: async () => {} })],
+    ['llmgw least-in-flight', async () => ({ url: lifGateway.url, stop: async () => {} })],
+  ];
+  if (!values['no-peers']) {
+    routers.push([
+      'sglang-router cache_aware',
+      async (urls) => startPeer('sglang-router', await closedPort(), urls, 'cache_aware'),
+    ]);
+  }
+  const rounds = Number(values.rounds);
+  console.log(
+    `${values.users} users, ${rounds} interleaved rounds of ${values.seconds} s per router, ${ENGINES} simulated engines with a prefix cache, fresh for each run`,
+  );
+  const runs = new Map<
+    string,
+    { ttfts: number[]; failed: number; hits: number; queries: number; share: number[] }
+  >();
+  for (let round = 0; round < rounds; round++) {
+    const order = [...routers.slice(round % routers.length), ...routers.slice(0, round % routers.length)];
+    for (const [name, start] of order) {
+      const engines = await startEngines();
+      await stack.sql`delete from replicas`;
+      // New names each run: what a gateway remembers of the last run's replicas is no use to these.
+      for (const [i, url] of engines.urls.entries()) {
+        await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
+          values (${`bench-${round}-${name.replace(/\W/g, '')}-${i}`}, 'bench', 'cpu', 'cpu-1',
+            ${stack.sql.json({ cores: 1 })}, 'ready', ${`${url}/v1`})`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const router = await start(engines.urls);
+      const argv = [
+        '--import',
+        'tsx',
+        here('./load.ts'),
+        router.url,
+        key,
+        values.users!,
+        values.seconds!,
+        String(7 + round),
+      ];
+      const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
+      const load = JSON.parse(stdout) as Load;
+      const counts = await cacheCounts(engines.urls);
+      if (name.startsWith('llmgw'))
+        console.log(`  round ${round + 1}, ${name}: choices ${await selections(router.url)}`);
+      await router.stop();
+      engines.child.stdin!.end();
+      const queries = counts.reduce((sum, c) => sum + c.queries, 0);
+      const run = runs.get(name) ?? { ttfts: [], failed: 0, hits: 0, queries: 0, share: [] };
+      run.ttfts.push(...load.ttfts);
+      run.failed += load.failed;
+      run.hits += counts.reduce((sum, c) => sum + c.hits, 0);
+      run.queries += queries;
+      run.share.push(Math.max(...counts.map((c) => c.queries)) / (queries / ENGINES));
+      runs.set(name, run);
+    }
+  }
+  console.log(
+    '\n| router | TTFT p50 (ms) | TTFT p99 (ms) | cache hit rate | largest share | requests (failed) |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, run] of runs) {
+    const hitRate = run.hits / run.queries;
+    const share = Math.max(...run.share);
+    const [p50, p99] = [quantile(run.ttfts, 0.5), quantile(run.ttfts, 0.99)];
+    console.log(
+      `| ${name} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${(hitRate * 100).toFixed(1)} % | ${share.toFixed(2)} | ${run.ttfts.length} (${run.failed}) |`,
+    );
+    const tag = name
+      .replace(/^llmgw /, '')
+      .replace(/ .*/, '')
+      .replace(/-/g, '_');
+    results[`${tag}_ttft_p50_ms`] = Number(p50.toFixed(1));
+    results[`${tag}_ttft_p99_ms`] = Number(p99.toFixed(1));
+    results[`${tag}_hit_rate`] = Number(hitRate.toFixed(3));
+    results[`${tag}_max_share`] = Number(share.toFixed(2));
+  }
+  console.log(
+    `RESULT gateway-prefix ${Object.entries(results)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')}`,
+  );
+} finally {
+  await lifGateway.stop();
+  await stack.stop();
+}

@@ -1,0 +1,236 @@
+// llmgw's gateway against the Rust routers, vllm-router 0.1.17 and sglang-router 0.3.2 (pinned, from
+// PyPI, installed once into ~/.cache/llmgw: bench/support/peer-routers.ts), all in front of the same
+// two simulated engines (a token every TPOT_MS, no growth), each router a process of its own (llmgw as
+// `llmgw gateway` with LLMGW_GATEWAY_WORKERS processes), measured in ROUNDS interleaved rounds (the
+// order rotating) so that whatever else loads this machine loads every router alike. The peers route
+// with power_of_two; llmgw with its default (prompts this short share no prefix: fewest in flight).
+// Figures: TTFT added (through the router minus the engine called directly, same round, same load) at
+// 1, 16 and 64 in flight; non-streaming requests a second at 64 and 256 in flight; the router's CPU
+// seconds (its process tree, from /proc) per 1,000 requests at 64 in flight.
+// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2]
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { closedPort } from '../../test/support/ports.ts';
+import { startStack } from '../../test/support/stack.ts';
+import { treeCpuSeconds } from '../support/cpu-seconds.ts';
+import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
+
+const { values } = parseArgs({
+  options: {
+    peers: { type: 'boolean' },
+    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '2' },
+    workers: { type: 'string', default: '2' },
+    'tpot-ms': { type: 'string', default: '1' },
+    /** Some of the routers only (comma-separated), to look at one. */
+    only: { type: 'string' },
+  },
+});
+const seconds = Number(values.seconds);
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+interface Load {
+  ttfts: number[];
+  answered: number;
+  total: number;
+  failed: number;
+  seconds: number;
+}
+async function load(base: string, key: string, mode: 'ttft' | 'rps', concurrency: number): Promise<Load> {
+  const argv = ['--import', 'tsx', here('./load.ts'), base, key, mode, String(concurrency), String(seconds)];
+  const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout);
+}
+const quantile = (samples: number[], q: number) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+};
+
+/** `llmgw gateway` as a process of its own on `port`, reading the stack's store; resolves once it answers. */
+async function startLlmgw(stack: Awaited<ReturnType<typeof startStack>>, port: number) {
+  // To profile the gateway alone: GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+  const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, 'bin/llmgw.mjs', 'gateway'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      LLMGW_TASK_QUEUE: stack.config.taskQueue,
+      LLMGW_GATEWAY_PORT: String(port),
+      LLMGW_GATEWAY_WORKERS: values.workers,
+      LLMGW_GATEWAY_INSTANCE: 'bench',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('llmgw gateway did not start');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  // Every worker has read the routes (each reads them every 500 ms).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  return {
+    url,
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+type Router = 'llmgw' | PeerName;
+const ROUTERS: Router[] = (['llmgw', ...Object.keys(PEERS)] as Router[]).filter(
+  (r) => !values.only || values.only.split(',').includes(r),
+);
+const LEVELS = [1, 16, 64];
+const RATES = [64, 256];
+
+const stack = await startStack();
+const engineChild: ChildProcess = spawn(
+  process.execPath,
+  ['--import', 'tsx', here('./engine.ts'), 'sim', values['tpot-ms']!, '2'],
+  { stdio: ['pipe', 'pipe', 'inherit'] },
+);
+const [line] = (await once(engineChild.stdout!, 'data')) as [Buffer];
+const engines: string[] = JSON.parse(line.toString()).urls;
+const running: { url: string; child: ChildProcess; stop(): Promise<void> }[] = [];
+try {
+  await stack.call('POST', '/api/v1/orgs', { name: 'Bench' });
+  await stack.call('PUT', '/api/v1/models/bench', {
+    owner: 'org:Bench',
+    min_replicas: 0,
+    max_replicas: 2,
+    profiles: [{ name: 'cpu', resources: { cores: 1 }, default_concurrency: 4096 }],
+  });
+  await stack.sql`insert into nodes (name, capacity, gpu_model, labels, state)
+    values ('cpu-1', ${stack.sql.json({ cores: 64, memory_gib: 256 })}, null, '{}', 'ready')`;
+  for (const [i, url] of engines.entries()) {
+    await stack.sql`insert into replicas (id, model, profile, node, resources, state, endpoint)
+      values (${`bench-${i}`}, 'bench', 'cpu', 'cpu-1', ${stack.sql.json({ cores: 1 })}, 'ready', ${`${url}/v1`})`;
+  }
+  const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
+  const urls = {} as Record<Router, string>;
+  const pids = {} as Record<Router, number>;
+  const llmgw = await startLlmgw(stack, await closedPort());
+  running.push(llmgw);
+  urls.llmgw = llmgw.url;
+  pids.llmgw = llmgw.child.pid!;
+  for (const name of ROUTERS.filter((r): r is PeerName => r !== 'llmgw')) {
+    const peer = await startPeer(name, await closedPort(), engines, 'power_of_two');
+    running.push(peer);
+    urls[name] = peer.url;
+    pids[name] = peer.child.pid!;
+  }
+
+  const ttfts = new Map<string, number[]>();
+  const add = (name: string, samples: number[]) => ttfts.set(name, [...(ttfts.get(name) ?? []), ...samples]);
+  const rps = new Map<string, number[]>();
+  const cpu = new Map<string, number[]>();
+  const push = (map: Map<string, number[]>, name: string, value: number) =>
+    map.set(name, [...(map.get(name) ?? []), value]);
+  const rounds = Number(values.rounds);
+  console.log(
+    `${rounds} interleaved rounds of ${seconds} s per figure; llmgw with ${values.workers} worker process(es); 2 simulated engines, a token every ${values['tpot-ms']} ms`,
+  );
+  for (let round = 0; round < rounds; round++) {
+    const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
+    for (const concurrency of LEVELS) {
+      // The engine called directly in the same round: what each router's TTFT is taken against.
+      add(`direct/${concurrency}`, (await load(engines[0], key, 'ttft', concurrency)).ttfts);
+      for (const router of order) {
+        const run = await load(urls[router], key, 'ttft', concurrency);
+        if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
+        add(`${router}/${concurrency}`, run.ttfts);
+      }
+    }
+    for (const concurrency of RATES) {
+      for (const router of order) {
+        const before = treeCpuSeconds(pids[router]);
+        const run = await load(urls[router], key, 'rps', concurrency);
+        const used = treeCpuSeconds(pids[router]) - before;
+        if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
+        push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
+        if (concurrency === 64) push(cpu, router, (used / run.total) * 1000);
+      }
+    }
+    console.log(`round ${round + 1} of ${rounds} done`);
+  }
+
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const added = (router: Router, concurrency: number, q: number) =>
+    quantile(ttfts.get(`${router}/${concurrency}`)!, q) - quantile(ttfts.get(`direct/${concurrency}`)!, q);
+  const figures: {
+    name: string;
+    key: string;
+    value: (r: Router) => number;
+    lowerIsBetter: boolean;
+    digits: number;
+  }[] = [
+    ...LEVELS.map((c) => ({
+      name: `TTFT added p50 at ${c} (ms)`,
+      key: `ttft_added_p50_${c}`,
+      value: (r: Router) => added(r, c, 0.5),
+      lowerIsBetter: true,
+      digits: 2,
+    })),
+    ...[16, 64].map((c) => ({
+      name: `TTFT added p99 at ${c} (ms)`,
+      key: `ttft_added_p99_${c}`,
+      value: (r: Router) => added(r, c, 0.99),
+      lowerIsBetter: true,
+      digits: 2,
+    })),
+    ...RATES.map((c) => ({
+      name: `requests/s at ${c}`,
+      key: `rps_${c}`,
+      value: (r: Router) => mean(rps.get(`${r}/${c}`)!),
+      lowerIsBetter: false,
+      digits: 0,
+    })),
+    {
+      name: 'CPU s per 1,000 requests at 64',
+      key: 'cpu_s_per_1000',
+      value: (r: Router) => mean(cpu.get(r)!),
+      lowerIsBetter: true,
+      digits: 3,
+    },
+  ];
+  const peers = ROUTERS.filter((r): r is PeerName => r !== 'llmgw');
+  console.log(`\n| figure | ${ROUTERS.join(' | ')} | llmgw / best peer |`);
+  console.log(`|---|${ROUTERS.map(() => '---|').join('')}---|`);
+  const result: Record<string, number> = {};
+  for (const figure of figures) {
+    const values = Object.fromEntries(ROUTERS.map((r) => [r, figure.value(r)])) as Record<Router, number>;
+    const best = figure.lowerIsBetter
+      ? Math.min(...peers.map((p) => values[p]))
+      : Math.max(...peers.map((p) => values[p]));
+    // A ratio above 1 is llmgw worse, whichever way the figure goes. An added time at or below 0 (the
+    // router's run was luckier than the direct one, on a busy machine) has no ratio.
+    const ratio = best <= 0 ? Number.NaN : figure.lowerIsBetter ? values.llmgw / best : best / values.llmgw;
+    console.log(
+      `| ${figure.name} | ${ROUTERS.map((r) => values[r].toFixed(figure.digits)).join(' | ')} | ${ratio.toFixed(2)} |`,
+    );
+    for (const r of ROUTERS)
+      result[`${r.replace(/-/g, '_')}_${figure.key}`] = Number(values[r].toFixed(figure.digits));
+    if (!Number.isNaN(ratio)) result[`${figure.key}_ratio`] = Number(ratio.toFixed(2));
+  }
+  // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
+  result.rps_ratio = result.rps_64_ratio;
+  result.ttft_added_p50_ratio_64 = result.ttft_added_p50_64_ratio;
+  console.log(
+    `RESULT gateway-peers ${Object.entries(result)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')}`,
+  );
+} finally {
+  for (const part of running) await part.stop().catch(() => {});
+  engineChild.stdin!.end();
+  await stack.stop();
+}

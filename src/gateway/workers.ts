@@ -1,0 +1,68 @@
+import cluster from 'node:cluster';
+import type { Config } from '../config.ts';
+
+/** A worker that died is started again after this. */
+const RESTART_MS = 1000;
+
+/**
+ * `llmgw gateway` with LLMGW_GATEWAY_WORKERS > 1: this process (the primary) serves nothing itself; it
+ * runs that many gateway processes (node:cluster) sharing the port, the kernel's connections dealt among
+ * them, and starts again one that dies. Each worker is a whole gateway: its routing table, health
+ * checks, prefix tree and counts are its own, as if several gateways stood in front of the replicas
+ * (their load reports add up: each is the source `gateway:<instance>-w<n>`; each sends a replica at
+ * most its share of the replica's slots). Returns what stops them all.
+ */
+export function forkGatewayWorkers(
+  config: Config,
+  log: Pick<Console, 'warn'> = console,
+): () => Promise<void> {
+  let stopping = false;
+  const start = (index: number) => {
+    const worker = cluster.fork({ LLMGW_GATEWAY_WORKER_INDEX: String(index) });
+    // The database URL is a secret that left this process's environment (forgetSecrets): it goes to
+    // the worker over the IPC channel, not in the worker's environment.
+    worker.on('message', (message: { want?: string }) => {
+      if (message?.want === 'databaseUrl') worker.send({ databaseUrl: config.databaseUrl });
+    });
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      log.warn(`gateway worker ${index} exited (${signal ?? code}); starting it again`);
+      setTimeout(() => start(index), RESTART_MS).unref();
+    });
+  };
+  for (let index = 1; index <= config.gateway.workers; index++) start(index);
+  return async () => {
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.kill('SIGTERM');
+          }),
+      ),
+    );
+  };
+}
+
+/** Whether this process is one of the primary's gateway workers. */
+export const isGatewayWorker = () => cluster.isWorker;
+
+/**
+ * A worker's config: its database URL from the primary, and its own load source name. Its slot share
+ * (start.ts) divides each replica's slots among the workers.
+ */
+export async function workerConfig(config: Config): Promise<Config> {
+  const databaseUrl = await new Promise<string | undefined>((resolve) => {
+    process.once('message', (message: { databaseUrl?: string }) => resolve(message.databaseUrl));
+    process.send?.({ want: 'databaseUrl' });
+  });
+  const index = process.env.LLMGW_GATEWAY_WORKER_INDEX ?? String(cluster.worker?.id ?? 0);
+  return {
+    ...config,
+    databaseUrl,
+    gateway: { ...config.gateway, instance: `${config.gateway.instance}-w${index}`.slice(0, 80) },
+  };
+}

@@ -1,0 +1,97 @@
+// `llmgw gateway` with LLMGW_GATEWAY_WORKERS=2: two processes share the port, both serve requests, and
+// each reports its load as a source of its own (gateway:<instance>-w1, -w2), so their counts add up.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
+import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
+import { closedPort } from '../support/ports.ts';
+import { eventually, type Stack, startStack } from '../support/stack.ts';
+
+describe('llmgw gateway with two worker processes', () => {
+  let stack: Stack;
+  let engine: SimEngine;
+  let gateway: ChildProcess;
+  let url: string;
+
+  before(async () => {
+    stack = await startStack({ nodes: [gpuNode('gpu-1', 8)] });
+    await ok(stack, 'PUT', '/api/v1/models/chat', {
+      min_replicas: 0,
+      max_replicas: 1,
+      profiles: [gpuProfile('h100', 1, { default_concurrency: 64 })],
+    });
+    engine = await startSimEngine({
+      model: 'chat',
+      maxBatch: 64,
+      baseTpotMs: 50,
+      tpotGrowthMs: 0,
+      jitter: 0,
+      seed: 1,
+    });
+    await stack.sql`
+      insert into replicas (id, model, profile, node, resources, state, created_at, endpoint)
+      values ('chat-1', 'chat', 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
+        'ready', now(), ${`${engine.url}/v1`})`;
+    const port = await closedPort();
+    url = `http://127.0.0.1:${port}`;
+    gateway = spawn(process.execPath, ['bin/llmgw.mjs', 'gateway'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.databaseUrl,
+        TEMPORAL_ADDRESS: stack.temporalAddress,
+        LLMGW_TASK_QUEUE: stack.config.taskQueue,
+        LLMGW_GATEWAY_PORT: String(port),
+        LLMGW_GATEWAY_WORKERS: '2',
+        LLMGW_GATEWAY_INSTANCE: 'gw',
+      },
+    });
+  });
+  after(async () => {
+    if (gateway && gateway.exitCode === null) {
+      gateway.kill('SIGTERM');
+      await once(gateway, 'exit');
+    }
+    await engine?.stop();
+    await stack?.stop();
+  });
+
+  it('answers on one port from both processes, each its own load source', async () => {
+    const key = await stack.token({ name: 'app', role: 'admin' });
+    await eventually('the gateway to answer', async () => (await fetch(`${url}/healthz`)).ok, 60_000);
+    // Many requests at once, each on a connection of its own: the kernel deals them to both workers,
+    // and each worker reports the streams it holds.
+    const streams = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            connection: 'close',
+          },
+          body: JSON.stringify({
+            model: 'chat',
+            stream: true,
+            max_tokens: 60,
+            messages: [{ role: 'user', content: 'hi' }],
+          }),
+        }),
+      ),
+    );
+    assert.ok(streams.every((answer) => answer.status === 200));
+    const sources = await eventually(
+      'both workers to report load',
+      async () => {
+        const rows = await stack.sql<{ source: string }[]>`
+          select source from load_reports where model = 'chat' and in_flight > 0 order by source`;
+        return rows.length === 2 ? rows.map((r) => r.source) : undefined;
+      },
+      10_000,
+    );
+    assert.deepEqual(sources, ['gateway:gw-w1', 'gateway:gw-w2']);
+    await Promise.all(streams.map((answer) => answer.text()));
+  });
+});
