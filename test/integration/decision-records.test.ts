@@ -111,7 +111,9 @@ describe('a refused reservation', () => {
     assert.ok(mine.exists && theirs.exists);
     assert.equal(mine.decision.node, theirs.decision.node, 'both plan on the same best-fitting node');
     const taken = await activities.reserveReplica({ decision: theirs.decision, replicaId: `${names[1]}-1` });
-    assert.ok(taken.reserved && !taken.decision, 'the rival reserved what it planned');
+    // One shape (docs/architecture.md): a reservation always names what it reserved.
+    assert.ok(taken.reserved, 'the rival reserved');
+    assert.deepEqual(taken.decision, theirs.decision, 'the rival reserved what it planned');
     return { activities, mine: mine.decision };
   };
 
