@@ -18,6 +18,8 @@ export interface KubernetesConfig {
   gpuLabel: string;
   /** The image of each engine kind. */
   images: Record<string, string>;
+  /** How often the lease's holder scrapes the engines' /metrics at their pod IPs, in ms. */
+  scrapeMs: number;
 }
 
 /**
@@ -26,6 +28,7 @@ export interface KubernetesConfig {
  *   LLMGW_KUBERNETES_NAMESPACE  where replicas' pods run (default: llmgw)
  *   LLMGW_KUBERNETES_GPU_LABEL  the node label of the GPU model (default: nvidia.com/gpu.product)
  *   LLMGW_KUBERNETES_IMAGES     kind=image pairs, comma-separated, over the defaults (vllm, sglang, llama.cpp)
+ *   LLMGW_KUBERNETES_SCRAPE_MS  how often engines' /metrics are scraped at their pod IPs (default: 1000)
  * Throws a sentence on a malformed value.
  */
 export function kubernetesConfig(env: NodeJS.ProcessEnv): KubernetesConfig | null {
@@ -45,8 +48,14 @@ export function kubernetesConfig(env: NodeJS.ProcessEnv): KubernetesConfig | nul
     }
     images[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
   }
+  const scrapeText = env.LLMGW_KUBERNETES_SCRAPE_MS?.trim() || '1000';
+  const scrapeMs = Number(scrapeText);
+  if (!Number.isInteger(scrapeMs) || scrapeMs < 100) {
+    throw new Error(`LLMGW_KUBERNETES_SCRAPE_MS is a whole number of milliseconds, 100 or more, not "${scrapeText}"`);
+  }
   return {
     kubeconfig,
+    scrapeMs,
     namespace,
     gpuLabel: env.LLMGW_KUBERNETES_GPU_LABEL?.trim() || 'nvidia.com/gpu.product',
     images,

@@ -1,4 +1,5 @@
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { EngineLoad } from '../../agent/engine-metrics.ts';
 import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
 import { recordEvent } from '../../store/audit.ts';
@@ -14,6 +15,7 @@ import { getReplica, modelsWaitingOn } from '../../store/replicas.ts';
 import { Repeating } from '../repeating.ts';
 import { Informer, type Watcher } from './informer.ts';
 import { podName, REPLICA_LABEL } from './pod.ts';
+import { podEngines, scrapePodEngines } from './pod-metrics.ts';
 import { statusOf } from './pod-activities.ts';
 import { isOurs, nodesInStep } from './room.ts';
 
@@ -35,11 +37,13 @@ const ACTOR = 'llmgw kubernetes driver';
  * - a replica starting for some seconds without a pod handed to the driver again: a worker killed
  *   between admitting its start and starting its workflow left it so (the start is idempotent: a
  *   workflow under way is not started twice).
+ * And every `scrapeMs`, when given `reportLoad`: the engines' /metrics, at their pod IPs (pod-metrics.ts).
  */
 export class KubernetesSync {
   private nodes: Informer<V1Node>;
   private pods: Informer<V1Pod>;
   private readonly loop: Repeating;
+  private readonly scraping: Repeating;
   private running = false;
   private lastWritten = '';
   /** Orphans deleted, by pod name: one audit entry each while they terminate. */
@@ -51,7 +55,17 @@ export class KubernetesSync {
     private readonly watcher: Watcher,
     private readonly reconcilers: Reconcilers,
     private readonly driver: ClusterDriver,
-    private readonly options: { namespace: string; gpuLabel: string; everyMs?: number },
+    private readonly options: {
+      namespace: string;
+      gpuLabel: string;
+      everyMs?: number;
+      /** How often engines' /metrics are scraped at their pod IPs (LLMGW_KUBERNETES_SCRAPE_MS). */
+      scrapeMs?: number;
+      /** Where a load scraped from a replica's engine goes (its reconciler's load source); none: no scrape. */
+      reportLoad?: (replica: string, load: EngineLoad) => Promise<void>;
+      /** A pod IP to host:port; tests point it at an engine on loopback (kwok's IPs reach nothing). */
+      address?: (podIp: string) => string;
+    },
     private readonly log: Pick<Console, 'warn' | 'info'> = console,
   ) {
     this.nodes = new Informer<V1Node>(
@@ -75,6 +89,12 @@ export class KubernetesSync {
       options.everyMs ?? 1000,
       (error) => log.warn(`kubernetes: keeping in step failed: ${String(error)}`),
     );
+    // Apart from the step: a slow engine's scrape (a second at most) must not hold the nodes back.
+    this.scraping = new Repeating(
+      () => this.scrape(),
+      options.scrapeMs ?? 1000,
+      (error) => log.warn(`kubernetes: scraping engines failed: ${String(error)}`),
+    );
   }
 
   /**
@@ -87,14 +107,23 @@ export class KubernetesSync {
     await Promise.all([this.nodes.start(), this.pods.start()]);
     if (!this.running) return;
     await this.step();
-    if (this.running) this.loop.start();
+    if (!this.running) return;
+    this.loop.start();
+    if (this.options.reportLoad) this.scraping.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.nodes.stop();
     this.pods.stop();
-    await this.loop.stop();
+    await Promise.all([this.loop.stop(), this.scraping.stop()]);
+  }
+
+  /** Each running engine's load, from its /metrics at its pod IP. Public for tests, as step is. */
+  async scrape(): Promise<void> {
+    const { reportLoad, address } = this.options;
+    if (!reportLoad) return;
+    await scrapePodEngines(podEngines(this.ours(), address), reportLoad, this.log);
   }
 
   /** Nodes, and pods of every namespace: the pods llmgw does not run hold room it must plan around. */

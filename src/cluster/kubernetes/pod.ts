@@ -3,6 +3,7 @@ import type { EngineSpec } from '../../contracts/schemas/engine.ts';
 import type { Replica } from '../../domain/cluster.ts';
 import type { ReplicaToRun } from '../../domain/node-work.ts';
 import type { Resources } from '../../domain/resources.ts';
+import { LOAD_GAUGES, loadGaugesOf } from '../../agent/engine-metrics.ts';
 import { resolveRuntime } from '../../domain/runtime-params.ts';
 
 /** The labels every pod llmgw runs carries: how a restart finds its pods (adopts or deletes them). */
@@ -14,6 +15,8 @@ export const OWNER_LABEL = 'llmgw.dev/owner';
 /** Label values allow 63 characters of [A-Za-z0-9_.-]; the exact names are in these annotations. */
 export const MODEL_ANNOTATION = 'llmgw.dev/model';
 export const OWNER_ANNOTATION = 'llmgw.dev/owner';
+/** Whose gauges the engine's /metrics holds (a key of LOAD_GAUGES): the lease's holder scrapes them. */
+export const METRICS_ANNOTATION = 'llmgw.dev/metrics';
 
 /** The port every engine listens on inside its pod: a pod has its own IP, so no two replicas share one. */
 export const ENGINE_PORT = 8000;
@@ -75,6 +78,7 @@ export function podFor(
   const container = engine.spec ? engineContainer(replica, engine.spec, engine.env, options) : holder();
   if (!container.ok) return container;
   const resources = quantities(replica.resources);
+  const metrics = engine.spec ? metricsOf(engine.spec as EngineSpec) : null;
   return {
     ok: true,
     pod: {
@@ -89,7 +93,11 @@ export function podFor(
           [MODEL_LABEL]: labelValue(replica.model),
           ...(owner && { [OWNER_LABEL]: labelValue(owner) }),
         },
-        annotations: { [MODEL_ANNOTATION]: replica.model, ...(owner && { [OWNER_ANNOTATION]: owner }) },
+        annotations: {
+          [MODEL_ANNOTATION]: replica.model,
+          ...(owner && { [OWNER_ANNOTATION]: owner }),
+          ...(metrics && { [METRICS_ANNOTATION]: metrics }),
+        },
       },
       spec: {
         restartPolicy: 'Never',
@@ -176,4 +184,10 @@ function engineOf(
     return { ok: true, spec: resolved.resolved.engine, env: resolved.resolved.env };
   }
   return { ok: true, spec: run.profile.engine, env: {} };
+}
+
+/** The LOAD_GAUGES key of an engine's /metrics, or null when nobody scrapes it (loadGaugesOf says). */
+function metricsOf(engine: EngineSpec): string | null {
+  const gauges = loadGaugesOf(engine);
+  return Object.entries(LOAD_GAUGES).find(([, named]) => named === gauges)?.[0] ?? null;
 }
