@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { engineCommand } from '../agent/engine-command.ts';
-import type { EngineLoad } from '../agent/engine-metrics.ts';
+import { type EngineLoad, scrapeLoad } from '../agent/engine-metrics.ts';
 import { kubernetesClients } from '../cluster/kubernetes/client.ts';
 import { KubernetesDriver } from '../cluster/kubernetes/driver.ts';
 import { KubernetesSync } from '../cluster/kubernetes/node-sync.ts';
@@ -46,7 +46,7 @@ export function kubernetesWorkerParts(
       watcher,
       deps.reconcilers,
       driver,
-      { ...kubernetes, reportLoad: engineLoadReporter(deps) },
+      { ...kubernetes, reportLoad: engineLoadReporter(deps), scrapeLoad },
       deps.log,
     ),
     stop: () => watch.stop(),

@@ -51,7 +51,9 @@ export function kubernetesConfig(env: NodeJS.ProcessEnv): KubernetesConfig | nul
   const scrapeText = env.LLMGW_KUBERNETES_SCRAPE_MS?.trim() || '1000';
   const scrapeMs = Number(scrapeText);
   if (!Number.isInteger(scrapeMs) || scrapeMs < 100) {
-    throw new Error(`LLMGW_KUBERNETES_SCRAPE_MS is a whole number of milliseconds, 100 or more, not "${scrapeText}"`);
+    throw new Error(
+      `LLMGW_KUBERNETES_SCRAPE_MS is a whole number of milliseconds, 100 or more, not "${scrapeText}"`,
+    );
   }
   return {
     kubeconfig,

@@ -1,6 +1,6 @@
 import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { EngineLoad } from '../../agent/engine-metrics.ts';
 import type { ClusterDriver } from '../../domain/cluster-driver.ts';
+import type { EngineLoad } from '../../domain/engine-metrics.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
 import { recordEvent } from '../../store/audit.ts';
 import type { Sql } from '../../store/db.ts';
@@ -15,8 +15,8 @@ import { getReplica, modelsWaitingOn } from '../../store/replicas.ts';
 import { Repeating } from '../repeating.ts';
 import { Informer, type Watcher } from './informer.ts';
 import { podName, REPLICA_LABEL } from './pod.ts';
-import { podEngines, scrapePodEngines } from './pod-metrics.ts';
 import { statusOf } from './pod-activities.ts';
+import { podEngines, type ScrapeLoad, scrapePodEngines } from './pod-metrics.ts';
 import { isOurs, nodesInStep } from './room.ts';
 
 /** A start with no pod after this long is handed to the driver again. */
@@ -63,6 +63,8 @@ export class KubernetesSync {
       scrapeMs?: number;
       /** Where a load scraped from a replica's engine goes (its reconciler's load source); none: no scrape. */
       reportLoad?: (replica: string, load: EngineLoad) => Promise<void>;
+      /** How one engine is scraped (src/agent/engine-metrics.ts's scrapeLoad). */
+      scrapeLoad?: ScrapeLoad;
       /** A pod IP to host:port; tests point it at an engine on loopback (kwok's IPs reach nothing). */
       address?: (podIp: string) => string;
     },
@@ -121,9 +123,9 @@ export class KubernetesSync {
 
   /** Each running engine's load, from its /metrics at its pod IP. Public for tests, as step is. */
   async scrape(): Promise<void> {
-    const { reportLoad, address } = this.options;
-    if (!reportLoad) return;
-    await scrapePodEngines(podEngines(this.ours(), address), reportLoad, this.log);
+    const { reportLoad, scrapeLoad, address } = this.options;
+    if (!reportLoad || !scrapeLoad) return;
+    await scrapePodEngines(podEngines(this.ours(), address), scrapeLoad, reportLoad, this.log);
   }
 
   /** Nodes, and pods of every namespace: the pods llmgw does not run hold room it must plan around. */

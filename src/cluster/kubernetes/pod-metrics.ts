@@ -1,7 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { type EngineLoad, LOAD_GAUGES, type LoadGauges, scrapeLoad } from '../../agent/engine-metrics.ts';
+import { type EngineLoad, LOAD_GAUGES, type LoadGauges } from '../../domain/engine-metrics.ts';
 import { ENGINE_PORT, METRICS_ANNOTATION, REPLICA_LABEL } from './pod.ts';
-
 
 /** One running pod's engine to scrape: its replica, its /metrics base URL and the gauges it exports. */
 export interface PodEngine {
@@ -31,12 +30,16 @@ export function podEngines(
   return engines;
 }
 
+/** Scrapes one engine's /metrics (the agent's scrapeLoad, a second at most: given, src/cluster is no agent). */
+export type ScrapeLoad = (url: string, gauges: LoadGauges) => Promise<EngineLoad>;
+
 /**
- * Scrapes each engine once, at once (the agent's scraper, one second at most each), and hands each
- * load to `report`; a failed scrape is logged and skipped, so the gateway's counts stand for it.
+ * Scrapes each engine once, at once, and hands each load to `report`; a failed scrape is logged and
+ * skipped, so the gateway's counts stand for it.
  */
 export async function scrapePodEngines(
   engines: readonly PodEngine[],
+  scrapeLoad: ScrapeLoad,
   report: (replica: string, load: EngineLoad) => Promise<void>,
   log: Pick<Console, 'warn'>,
 ): Promise<void> {

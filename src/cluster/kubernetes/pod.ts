@@ -1,9 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EngineSpec } from '../../contracts/schemas/engine.ts';
 import type { Replica } from '../../domain/cluster.ts';
+import { LOAD_GAUGES, loadGaugesOf } from '../../domain/engine-metrics.ts';
 import type { ReplicaToRun } from '../../domain/node-work.ts';
 import type { Resources } from '../../domain/resources.ts';
-import { LOAD_GAUGES, loadGaugesOf } from '../../agent/engine-metrics.ts';
 import { resolveRuntime } from '../../domain/runtime-params.ts';
 
 /** The labels every pod llmgw runs carries: how a restart finds its pods (adopts or deletes them). */
