@@ -203,6 +203,7 @@ const EnvSchema = z
     LLMGW_KUBERNETES_NAMESPACE: z.string().optional(),
     LLMGW_KUBERNETES_GPU_LABEL: z.string().optional(),
     LLMGW_KUBERNETES_IMAGES: z.string().optional(),
+    LLMGW_KUBERNETES_SCRAPE_MS: z.string().optional(),
   })
   .transform((env, ctx): Config => {
     const adminToken = checkSecret(fromEnvOrFile(env, 'LLMGW_ADMIN_TOKEN', ctx), ctx, 'LLMGW_ADMIN_TOKEN');

@@ -17,6 +17,11 @@ describe('the Kubernetes settings', () => {
     assert.equal(config.kubernetes?.images.vllm, 'registry/vllm:1');
     assert.equal(config.kubernetes?.images.sim, 'x');
     assert.equal(config.kubernetes?.images['llama.cpp'], 'ghcr.io/ggml-org/llama.cpp:server');
+    assert.equal(config.kubernetes?.scrapeMs, 1000);
+    assert.equal(
+      readConfig({ LLMGW_KUBERNETES: 'in-cluster', LLMGW_KUBERNETES_SCRAPE_MS: '250' }).kubernetes?.scrapeMs,
+      250,
+    );
   });
 
   it('refuse a namespace Kubernetes would, and images that are no pairs, in one sentence', () => {
@@ -27,6 +32,10 @@ describe('the Kubernetes settings', () => {
     assert.throws(
       () => readConfig({ LLMGW_KUBERNETES: 'in-cluster', LLMGW_KUBERNETES_IMAGES: 'vllm' }),
       (error) => error instanceof ConfigError && /kind=image pairs/.test(error.message),
+    );
+    assert.throws(
+      () => readConfig({ LLMGW_KUBERNETES: 'in-cluster', LLMGW_KUBERNETES_SCRAPE_MS: '5' }),
+      (error) => error instanceof ConfigError && /LLMGW_KUBERNETES_SCRAPE_MS/.test(error.message),
     );
   });
 });
