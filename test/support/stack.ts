@@ -11,7 +11,7 @@ import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
-import { type Services, sharedServices } from './services.ts';
+import { type Services, sharedServices, stopOwnServices } from './services.ts';
 
 export interface Answer<T = any> {
   status: number;
@@ -180,7 +180,8 @@ export async function startStack(
       await api.stop();
       await connection.close();
       await sql.end({ timeout: 5 });
-      if (!options.services) await services.stop();
+      // Services this process started stop with the stack; a later stack in the process starts new ones.
+      if (!options.services) await stopOwnServices();
     },
   };
   if (options.worker) await stack.startWorker();
