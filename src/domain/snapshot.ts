@@ -1,4 +1,4 @@
-import type { ClusterNode, Replica } from './cluster.ts';
+import type { ClusterNode, Replica, ReplicaState } from './cluster.ts';
 import type { Decision } from './decision.ts';
 import type { GrowthMemory } from './growth.ts';
 import type { Load, Measurement, Model } from './model.ts';
@@ -50,14 +50,29 @@ export interface Snapshot {
   /** Latest load of each model, by model name; absent = never reported. */
   load: Record<string, Load>;
   /**
-   * Profiles backed off after failed starts, of every model that has one: model -> profile -> until when
-   * (ms since epoch). A model's own pass reads its own afresh (ModelMemory); this is what the others see
-   * of it: a sibling whose profiles are all backed off cannot take room, so nobody yields it any.
-   * Absent: none is backed off.
+   * The recent start outcomes (START_OUTCOMES_WINDOW_MS) of every model that failed a start or crashed
+   * in that window: model -> outcomes, as the store read them. The policy derives which profiles are
+   * backed off from them (policy/backoff.ts backedOffOf). A model's own pass reads its own afresh
+   * (ModelMemory); this is what the others see of it: a sibling whose profiles are all backed off cannot
+   * take room, so nobody yields it any. Absent: none failed.
    */
-  backedOff?: Record<string, Record<string, number>>;
+  startOutcomes?: Record<string, StartOutcome[]>;
   settings: PolicySettings;
 }
+
+/** How one replica of a profile fared: what the start backoff (policy/backoff.ts) is computed from. */
+export interface StartOutcome {
+  profile: string;
+  state: ReplicaState;
+  /** When the replica last changed state (ms since epoch). */
+  at: number;
+}
+
+/**
+ * How far back start outcomes are read: twice the backoff's cap (policy/backoff.ts BACKOFF_CAP_MS is
+ * half of it), so every failure that can still back a profile off is read.
+ */
+export const START_OUTCOMES_WINDOW_MS = 600_000;
 
 /** What one model's reconciler carries from pass to pass (kept in the workflow). */
 export interface ModelMemory {

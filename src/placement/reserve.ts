@@ -1,6 +1,6 @@
 import type { Decision } from '../domain/decision.ts';
 import type { Measurement } from '../domain/model.ts';
-import type { ModelMemory, PolicySettings } from '../domain/snapshot.ts';
+import { EMPTY_MEMORY, type ModelMemory, memoryAfter, type PolicySettings } from '../domain/snapshot.ts';
 import { BACKOFF_CAP_MS, backedOffUntil } from '../policy/backoff.ts';
 import { burstRefusal, decideBurst } from '../policy/burst.ts';
 import { buildView, type View, viewAt } from '../policy/view.ts';
@@ -112,8 +112,11 @@ async function reserveBurst(
   return burst === planned ? { reserved: true } : { reserved: true, decisions: [...burst] };
 }
 
-/** The model's memory as its plan left it, with its profiles' backoff as the store has it now. */
+/**
+ * The model's memory as its plan left it (its scale-down window and its learned load growth, which a
+ * burst's spare places are planned on), with its profiles' backoff as the store has it now.
+ */
 async function memoryOf(tx: Sql, planned: Decision): Promise<ModelMemory> {
   const outcomes = await recentOutcomes(tx, planned.model, BACKOFF_CAP_MS * 2);
-  return { scaleDownSince: planned.memory.scaleDownSince, backedOffUntil: backedOffUntil(outcomes) };
+  return memoryAfter(EMPTY_MEMORY, planned.memory, backedOffUntil(outcomes));
 }

@@ -1,14 +1,9 @@
 import type { ReplicaState } from '../domain/cluster.ts';
+import { type Snapshot, START_OUTCOMES_WINDOW_MS, type StartOutcome } from '../domain/snapshot.ts';
 
 export const BACKOFF_FIRST_MS = 5_000;
-export const BACKOFF_CAP_MS = 300_000;
-
-export interface StartOutcome {
-  profile: string;
-  state: ReplicaState;
-  /** When the replica last changed state (ms since epoch). */
-  at: number;
-}
+/** Half the window start outcomes are read in, so that every failure still backing a profile off is read. */
+export const BACKOFF_CAP_MS = START_OUTCOMES_WINDOW_MS / 2;
 
 /** Neither a failure nor a success yet: a replica on its way. */
 const UNDECIDED: readonly ReplicaState[] = ['pending', 'starting'];
@@ -50,4 +45,13 @@ function runEnd(
     .filter((o) => o.state === counted);
   if (run.length === 0) return undefined;
   return run[0].at + Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** (run.length - 1));
+}
+
+/**
+ * The profiles of `model` still backed off at the snapshot's time, from the start outcomes its reading
+ * carries (Snapshot.startOutcomes): what the other models see of it.
+ */
+export function backedOffOf(snapshot: Snapshot, model: string): Record<string, number> {
+  const until = backedOffUntil(snapshot.startOutcomes?.[model] ?? []);
+  return Object.fromEntries(Object.entries(until).filter(([, end]) => end > snapshot.now));
 }

@@ -4,6 +4,7 @@ import type { Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import { scopeLabel } from '../domain/scope-names.ts';
 import type { ModelMemory } from '../domain/snapshot.ts';
+import { backedOffOf } from './backoff.ts';
 import { rejectionOf } from './choose-profile.ts';
 import { compareInOrder, type Ranked, ranked } from './claim-order.ts';
 import { nextClaim } from './claims.ts';
@@ -141,7 +142,7 @@ function waitingOf(view: View, model: Model): Waiting[] {
   const load = loadOf(view, model.name);
   const up = upTrigger(model, figures, load);
   if (!up) return [];
-  const backedOffUntil = view.snapshot.backedOff?.[model.name] ?? {};
+  const backedOffUntil = backedOffOf(view.snapshot, model.name);
   const memory: ModelMemory = { scaleDownSince: null, backedOffUntil };
   const measurements = view.measurementsOf(model.name);
   const profile = figures.profiles.find(

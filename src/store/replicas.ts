@@ -1,5 +1,5 @@
 import { ACTIVE_STATES, type Replica, type ReplicaState } from '../domain/cluster.ts';
-import { BACKOFF_CAP_MS, backedOffUntil, type StartOutcome } from '../policy/backoff.ts';
+import { START_OUTCOMES_WINDOW_MS, type StartOutcome } from '../domain/snapshot.ts';
 import type { Db, Sql } from './db.ts';
 
 type ReplicaRow = Omit<Replica, 'created_at' | 'preempted_for' | 'reclaimed_for'> & {
@@ -148,31 +148,25 @@ export async function recentOutcomes(sql: Sql, model: string, windowMs: number) 
 }
 
 /**
- * The profiles backed off after failed starts or crashes (policy/backoff.ts) of every model that failed
- * a start or crashed in the last `windowMs`, as far as they are still backed off at `now`: what the other
- * models see of it (Snapshot.backedOff). Models without a recent failure are not read.
+ * The recent start outcomes of every model that failed a start or crashed in the last `windowMs`, by
+ * model: what the policy derives the other models' backoff from (Snapshot.startOutcomes). Models
+ * without a recent failure are not read; lost replicas say nothing of how a profile starts.
  */
-export async function backedOffModels(
+export async function recentStartOutcomes(
   sql: Sql,
-  now: number,
-  windowMs = BACKOFF_CAP_MS * 2,
-): Promise<Record<string, Record<string, number>>> {
+  windowMs = START_OUTCOMES_WINDOW_MS,
+): Promise<Record<string, StartOutcome[]>> {
   const rows = await sql<{ model: string; profile: string; state: ReplicaState; at: Date }[]>`
     select model, profile, state, updated_at as at from replicas
     where state <> 'lost' and updated_at > now() - ${windowMs} * interval '1 millisecond'
       and model in (select model from replicas
         where state in ('failed', 'crashed') and updated_at > now() - ${windowMs} * interval '1 millisecond')`;
-  const byModel = new Map<string, StartOutcome[]>();
+  const byModel: Record<string, StartOutcome[]> = {};
   for (const row of rows) {
     const outcome = { profile: row.profile, state: row.state, at: row.at.getTime() };
-    byModel.set(row.model, [...(byModel.get(row.model) ?? []), outcome]);
+    byModel[row.model] = [...(byModel[row.model] ?? []), outcome];
   }
-  const backedOff: Record<string, Record<string, number>> = {};
-  for (const [model, outcomes] of byModel) {
-    const still = Object.entries(backedOffUntil(outcomes)).filter(([, until]) => until > now);
-    if (still.length > 0) backedOff[model] = Object.fromEntries(still);
-  }
-  return backedOff;
+  return byModel;
 }
 
 export async function getReplica(sql: Db, id: string): Promise<Replica | undefined> {

@@ -6,13 +6,18 @@ import { listMeasurements } from './measurements.ts';
 import { listModels } from './models.ts';
 import { listNodes } from './nodes.ts';
 import { listQuotas } from './quotas.ts';
-import { type ActiveReplicas, activeReplicasAfter, backedOffModels, readActiveReplicas } from './replicas.ts';
+import {
+  type ActiveReplicas,
+  activeReplicasAfter,
+  readActiveReplicas,
+  recentStartOutcomes,
+} from './replicas.ts';
 import { listScopes } from './tenancy.ts';
 
 /** The quota policy: what changes rarely and workers may cache (ARCHITECTURE.md "Freshness"). */
 export type QuotaPolicy = Pick<Snapshot, 'scopes' | 'quotas' | 'measurements'>;
 /** What changes all the time and every pass reads afresh. */
-export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load' | 'backedOff'>;
+export type LiveState = Pick<Snapshot, 'models' | 'nodes' | 'replicas' | 'load' | 'startOutcomes'>;
 
 export async function readQuotaPolicy(sql: Db): Promise<QuotaPolicy> {
   const [scopes, quotas, measurements] = await Promise.all([
@@ -62,14 +67,14 @@ async function readLive(
   current?: LiveState['models'],
   previous?: ActiveReplicas,
 ) {
-  const [models, nodes, replicas, load, backedOff] = await Promise.all([
+  const [models, nodes, replicas, load, startOutcomes] = await Promise.all([
     current ?? listModels(sql),
     listNodes(sql),
     readActiveReplicas(sql, previous),
     readLoad(sql, now, settings.loadStaleMs),
-    backedOffModels(sql, now),
+    recentStartOutcomes(sql),
   ]);
-  return { state: { models, nodes, replicas: [...replicas.byId.values()], load, backedOff }, replicas };
+  return { state: { models, nodes, replicas: [...replicas.byId.values()], load, startOutcomes }, replicas };
 }
 
 /**
@@ -78,7 +83,8 @@ async function readLive(
  * then, unless a model or profile changed since (their epoch moved); the replicas read then and every
  * one reserved since (each is inserted under the lock). What else may have changed since only frees room
  * (replicas stop; a stopped one never holds room again), so a check on it errs toward refusing. Load,
- * measurements and the profiles backed off are the worker's, as its plans had them.
+ * measurements and the recent start outcomes (the others' backoff) are the worker's, as its plans had
+ * them.
  */
 export async function snapshotOnReading(
   tx: Db,
@@ -96,8 +102,8 @@ export async function snapshotOnReading(
   ]);
   const models = epoch === reading.modelsEpoch ? reading.state.models : await listModels(tx);
   const replicas = [...reading.state.replicas, ...reserved.replicas];
-  const { load, backedOff } = reading.state;
-  return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load, backedOff };
+  const { load, startOutcomes } = reading.state;
+  return { now, settings, scopes, quotas, measurements, models, nodes, replicas, load, startOutcomes };
 }
 
 /**
@@ -112,7 +118,7 @@ export function unchangedSince(before: Snapshot, after: Snapshot): boolean {
     after.models === before.models &&
     after.measurements === before.measurements &&
     after.load === before.load &&
-    after.backedOff === before.backedOff &&
+    after.startOutcomes === before.startOutcomes &&
     after.settings === before.settings &&
     after.replicas.length === before.replicas.length &&
     same(after.nodes, before.nodes) &&

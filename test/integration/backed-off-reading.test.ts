@@ -1,11 +1,12 @@
-// What the other models see of a model's failed starts (store/replicas.ts backedOffModels): the live
-// reading carries every model's profiles still backed off, so that nobody yields a limit's room to a
+// What the other models see of a model's failed starts (store/replicas.ts recentStartOutcomes, policy/
+// backoff.ts backedOffOf): the live reading carries every failing model's recent start outcomes, and the
+// policy derives the profiles still backed off from them, so that nobody yields a limit's room to a
 // model that cannot take it (docs/policy.md "Fair shares from the first placement").
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ReplicaState } from '../../src/domain/cluster.ts';
 import { DEFAULT_POLICY_SETTINGS } from '../../src/domain/snapshot.ts';
-import { BACKOFF_FIRST_MS } from '../../src/policy/backoff.ts';
+import { BACKOFF_FIRST_MS, backedOffOf } from '../../src/policy/backoff.ts';
 import type { Sql } from '../../src/store/db.ts';
 import { readLiveReading, readSnapshot } from '../../src/store/snapshot.ts';
 import { stopOwnServices } from '../support/services.ts';
@@ -38,18 +39,31 @@ describe('the profiles backed off, as the live reading carries them', () => {
 
   it('names only the profiles still backed off, until when', async () => {
     const now = Date.now();
-    const { backedOff } = await readSnapshot(sql, now, DEFAULT_POLICY_SETTINGS);
-    assert.deepEqual(Object.keys(backedOff ?? {}), ['failing']);
-    assert.deepEqual(Object.keys(backedOff!.failing), ['p']);
+    const snapshot = await readSnapshot(sql, now, DEFAULT_POLICY_SETTINGS);
+    assert.deepEqual(
+      Object.keys(snapshot.startOutcomes ?? {}).sort(),
+      ['failing', 'recovered'],
+      'only models with a failure in the window are read',
+    );
+    assert.ok(
+      Object.values(snapshot.startOutcomes ?? {}).every((outcomes) =>
+        outcomes.every((o) => o.state !== 'lost'),
+      ),
+    );
+    assert.deepEqual(backedOffOf(snapshot, 'recovered'), {});
+    const backedOff = backedOffOf(snapshot, 'failing');
+    assert.deepEqual(Object.keys(backedOff), ['p']);
     const [{ at }] = await sql<{ at: Date }[]>`select updated_at as at from replicas where id = 'r1'`;
-    assert.equal(backedOff!.failing.p, at.getTime() + 2 * BACKOFF_FIRST_MS);
+    assert.equal(backedOff.p, at.getTime() + 2 * BACKOFF_FIRST_MS);
   });
 
   it('a worker reading brought up to date carries it too', async () => {
     const first = await readLiveReading(sql, Date.now(), DEFAULT_POLICY_SETTINGS);
     await replica('failing', 'p', 'ready', 0);
     const next = await readLiveReading(sql, Date.now(), DEFAULT_POLICY_SETTINGS, first);
-    assert.deepEqual(Object.keys(first.state.backedOff ?? {}), ['failing']);
-    assert.deepEqual(next.state.backedOff, {}, 'a start of the profile ends its run of failures');
+    const backedOff = (reading: typeof first) =>
+      backedOffOf({ ...reading.state, now: Date.now() } as Parameters<typeof backedOffOf>[0], 'failing');
+    assert.deepEqual(Object.keys(backedOff(first)), ['p']);
+    assert.deepEqual(backedOff(next), {}, 'a start of the profile ends its run of failures');
   });
 });

@@ -102,6 +102,35 @@ describe('reservations checked on an earlier reading', () => {
     assert.equal(await active(), 4);
   });
 
+  it('plans a refused rising burst again with its spare places: the learned load growth is kept', async () => {
+    await putNode(sql, { name: 'n2', capacity: { gpus: 4 }, gpu_model: null, labels: {} });
+    const now = Date.now();
+    await putLoadReport(sql, 'other', 'test', 2, 0, {
+      now,
+      staleMs: SETTINGS.loadStaleMs,
+      maxSources: SETTINGS.loadSourcesMax,
+    });
+    // The load was 0 a second ago and is 2 now: a burst outruns the (no) ready replicas.
+    const memory = {
+      ...EMPTY_MEMORY,
+      growth: { lows: [[now - 1000, 0]] as [number, number][], rises: [], settling: {} },
+    };
+    const planned = decideBurst(buildView(await readSnapshot(sql, now, SETTINGS)), 'other', memory, 4);
+    assert.ok(planned.length > 2, `spare places planned: ${planned.map((d) => d.reason).join('; ')}`);
+    const reading = await readLiveReading(sql, now, SETTINGS);
+    // mine takes the node other planned on, since the reading.
+    const taken = planned[0].node!;
+    const mine = (await plan('mine', 2)).map((d) => ({ ...d, node: taken }));
+    assert.ok((await reserve(sql, mine, ids('mine', 2), SETTINGS, now)).reserved);
+    const late = await reserve(sql, planned, ids('other', planned.length), SETTINGS, now, {
+      reading,
+      measurements: [],
+    });
+    assert.ok(late.reserved && late.decisions, 'reserved as planned again');
+    assert.equal(late.decisions.length, planned.length, 'the spare places are planned again too');
+    assert.ok(late.decisions.every((d) => d.node !== taken));
+  });
+
   it('reads the models again once one changed: an owner moved under the limit counts toward it', async () => {
     const mine = await plan('mine', 2);
     assert.ok((await reserve(sql, await plan('other', 2), ids('other', 2), SETTINGS, Date.now())).reserved);

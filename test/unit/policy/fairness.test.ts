@@ -43,10 +43,10 @@ interface Scene {
   runs?: Record<string, number>;
   quotas?: Quota[];
   load?: Record<string, number>;
-  backedOff?: Snapshot['backedOff'];
+  startOutcomes?: Snapshot['startOutcomes'];
 }
 
-function scene({ models, runs = {}, quotas, load = {}, backedOff }: Scene): Snapshot {
+function scene({ models, runs = {}, quotas, load = {}, startOutcomes }: Scene): Snapshot {
   let s = world({
     scopes: SCOPES,
     quotas: quotas ?? [quota('team:ml', undefined, gpus(2))],
@@ -54,7 +54,7 @@ function scene({ models, runs = {}, quotas, load = {}, backedOff }: Scene): Snap
     nodes: [node('n1', gpus(8, { cores: 64 })), node('n2', gpus(8, { cores: 64 }))],
     measurements: models.flatMap((m) => m.profiles.map((p) => measured(m.name, p.name, 10, 100))),
     replicas: models.flatMap((m) => running(m, runs[m.name] ?? 0, m.profiles[0])),
-    ...(backedOff && { backedOff }),
+    ...(startOutcomes && { startOutcomes }),
   });
   for (const [name, inFlight] of Object.entries(load)) s = loadOf(s, name, inFlight);
   return s;
@@ -95,12 +95,20 @@ describe('fair shares from the first placement', () => {
     },
     {
       name: 'does not wait for a sibling whose profiles are all backed off',
-      scene: { models: [member('a'), member('b')], runs: { a: 1 }, backedOff: { b: { g1: NOW + 60_000 } } },
+      scene: {
+        models: [member('a'), member('b')],
+        runs: { a: 1 },
+        startOutcomes: { b: [{ profile: 'g1', state: 'failed', at: NOW - 1_000 }] },
+      },
       want: 'place',
     },
     {
       name: 'waits again for a sibling whose backoff has run out',
-      scene: { models: [member('a'), member('b')], runs: { a: 1 }, backedOff: { b: { g1: NOW - 1 } } },
+      scene: {
+        models: [member('a'), member('b')],
+        runs: { a: 1 },
+        startOutcomes: { b: [{ profile: 'g1', state: 'failed', at: NOW - 60_000 }] },
+      },
       want: { yieldsTo: 'b' },
     },
     {
