@@ -44,6 +44,8 @@ export class KubernetesSync {
   private pods: Informer<V1Pod>;
   private readonly loop: Repeating;
   private readonly scraping: Repeating;
+  /** Replicas whose last scrape failed: said once, not every period. */
+  private readonly failing = new Set<string>();
   private running = false;
   private lastWritten = '';
   /** Orphans deleted, by pod name: one audit entry each while they terminate. */
@@ -125,7 +127,7 @@ export class KubernetesSync {
   async scrape(): Promise<void> {
     const { reportLoad, scrapeLoad, address } = this.options;
     if (!reportLoad || !scrapeLoad) return;
-    await scrapePodEngines(podEngines(this.ours(), address), scrapeLoad, reportLoad, this.log);
+    await scrapePodEngines(podEngines(this.ours(), address), scrapeLoad, reportLoad, this.log, this.failing);
   }
 
   /** Nodes, and pods of every namespace: the pods llmgw does not run hold room it must plan around. */

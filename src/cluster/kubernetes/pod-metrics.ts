@@ -34,14 +34,16 @@ export function podEngines(
 export type ScrapeLoad = (url: string, gauges: LoadGauges) => Promise<EngineLoad>;
 
 /**
- * Scrapes each engine once, at once, and hands each load to `report`; a failed scrape is logged and
- * skipped, so the gateway's counts stand for it.
+ * Scrapes each engine once, at once, and hands each load to `report`; a failed scrape is skipped, so
+ * the gateway's counts stand for it, and logged once until that replica's scrape works again (an engine
+ * still loading, or kwok's fake IPs, would otherwise log every period). `failing` keeps them between calls.
  */
 export async function scrapePodEngines(
   engines: readonly PodEngine[],
   scrapeLoad: ScrapeLoad,
   report: (replica: string, load: EngineLoad) => Promise<void>,
   log: Pick<Console, 'warn'>,
+  failing: Set<string> = new Set(),
 ): Promise<void> {
   await Promise.all(
     engines.map(async (engine) => {
@@ -49,10 +51,15 @@ export async function scrapePodEngines(
       try {
         load = await scrapeLoad(engine.url, engine.gauges);
       } catch (error) {
-        log.warn(`kubernetes: scraping replica ${engine.replica}'s engine failed: ${String(error)}`);
+        if (!failing.has(engine.replica))
+          log.warn(`kubernetes: scraping replica ${engine.replica}'s engine failed: ${String(error)}`);
+        failing.add(engine.replica);
         return;
       }
+      failing.delete(engine.replica);
       await report(engine.replica, load);
     }),
   );
+  const present = new Set(engines.map((engine) => engine.replica));
+  for (const replica of failing) if (!present.has(replica)) failing.delete(replica);
 }

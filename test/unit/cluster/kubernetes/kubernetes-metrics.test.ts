@@ -75,4 +75,17 @@ describe("engines' metrics at their pod IPs", () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /replica gone-1/);
   });
+
+  it('says a failing scrape once, until it works again', async () => {
+    const engines = podEngines([runningPod('gone-1', { kind: 'sim' }, '10.0.0.9')], () => '127.0.0.1:1');
+    const warnings: string[] = [];
+    const log = { warn: (line: string) => warnings.push(line) };
+    const failing = new Set<string>();
+    const report = async () => {};
+    await scrapePodEngines(engines, scrapeLoad, report, log, failing);
+    await scrapePodEngines(engines, scrapeLoad, report, log, failing);
+    assert.equal(warnings.length, 1);
+    await scrapePodEngines([], scrapeLoad, report, log, failing);
+    assert.equal(failing.size, 0, 'a replica whose pod is gone is forgotten');
+  });
 });
