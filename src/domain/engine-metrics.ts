@@ -21,7 +21,7 @@ export const LOAD_GAUGES = {
 export type LoadGauges = (typeof LOAD_GAUGES)[keyof typeof LOAD_GAUGES];
 
 /** What of an engine's spec (src/contracts/schemas/engine.ts) says whether its metrics are scraped. */
-export type EngineKind = (
+export type ScrapedEngine = (
   | { kind: keyof typeof LOAD_GAUGES }
   | { kind: 'command' }
   | { kind: 'sim'; metrics?: boolean }
@@ -32,7 +32,7 @@ export type EngineKind = (
  * are unknown, and a sim engine with `metrics: false` is left to the gateway's counts. The sim engine
  * exports vLLM's names.
  */
-export function loadGaugesOf(engine: EngineKind): LoadGauges | null {
+export function loadGaugesOf(engine: ScrapedEngine): LoadGauges | null {
   if (engine.kind === 'command') return null;
   if (engine.kind === 'sim') return engine.metrics === false ? null : LOAD_GAUGES.vllm;
   return LOAD_GAUGES[engine.kind];
