@@ -5,11 +5,12 @@
 // store with the upstream as the model's one ready replica. All share this machine's cores.
 // Reproduce: npm run bench -- gateway [--seconds 5] [--tpot-ms 1]
 // Against the Rust routers, side by side: npm run bench -- gateway --peers (peers.ts)
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { startStack } from '../../test/support/stack.ts';
+import { type Load, load, quantile } from './load-runner.ts';
 
 if (process.argv.includes('--peers')) {
   // Against vllm-router and sglang-router: peers.ts, with options of its own.
@@ -30,24 +31,8 @@ async function startEngine(kind: 'sim' | 'fixed'): Promise<{ url: string; child:
   return { url: JSON.parse(line.toString()).url, child };
 }
 
-interface Load {
-  ttfts: number[];
-  answered: number;
-  total: number;
-  failed: number;
-  seconds: number;
-}
-
-async function load(base: string, key: string, mode: 'ttft' | 'rps', concurrency: number): Promise<Load> {
-  const argv = ['--import', 'tsx', here('./load.ts'), base, key, mode, String(concurrency), String(seconds)];
-  const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
-  return JSON.parse(stdout);
-}
-
-const quantile = (samples: number[], q: number) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-};
+const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
+  load(base, key, mode, concurrency, seconds);
 const ms = (value: number) => value.toFixed(2);
 
 const stack = await startStack({ gateway: true });
@@ -82,8 +67,8 @@ try {
     'in flight | direct p50 | gateway p50 | added p50 | direct p99 | gateway p99 | added p99 | requests',
   );
   for (const concurrency of [1, 64, 256]) {
-    const direct = await load(engine.url, key, 'ttft', concurrency);
-    const through = await load(stack.gatewayUrl!, key, 'ttft', concurrency);
+    const direct = await loadFor(engine.url, key, 'ttft', concurrency);
+    const through = await loadFor(stack.gatewayUrl!, key, 'ttft', concurrency);
     const [d50, g50, d99, g99] = [
       quantile(direct.ttfts, 0.5),
       quantile(through.ttfts, 0.5),
@@ -103,10 +88,10 @@ try {
   const rate = (run: Load) => Math.round(run.answered / run.seconds);
   let best = { rps: 0, inFlight: 0, cpuUs: 0, directRps: 0 };
   for (const concurrency of [16, 64, 256]) {
-    const direct = await load(fixed.url, key, 'rps', concurrency);
+    const direct = await loadFor(fixed.url, key, 'rps', concurrency);
     // The gateway's own CPU time per request: what it costs whatever else shares the cores.
     const cpuBefore = process.cpuUsage();
-    const through = await load(stack.gatewayUrl!, key, 'rps', concurrency);
+    const through = await loadFor(stack.gatewayUrl!, key, 'rps', concurrency);
     const cpu = process.cpuUsage(cpuBefore);
     const cpuUs = Math.round((cpu.user + cpu.system) / through.total);
     console.log(

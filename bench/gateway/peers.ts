@@ -8,14 +8,15 @@
 // 1, 16 and 64 in flight; non-streaming requests a second at 64 and 256 in flight; the router's CPU
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight.
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2]
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { treeCpuSeconds } from '../support/cpu-seconds.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
+import { load, quantile } from './load-runner.ts';
 
 const { values } = parseArgs({
   options: {
@@ -31,22 +32,8 @@ const { values } = parseArgs({
 const seconds = Number(values.seconds);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-interface Load {
-  ttfts: number[];
-  answered: number;
-  total: number;
-  failed: number;
-  seconds: number;
-}
-async function load(base: string, key: string, mode: 'ttft' | 'rps', concurrency: number): Promise<Load> {
-  const argv = ['--import', 'tsx', here('./load.ts'), base, key, mode, String(concurrency), String(seconds)];
-  const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
-  return JSON.parse(stdout);
-}
-const quantile = (samples: number[], q: number) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-};
+const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
+  load(base, key, mode, concurrency, seconds);
 
 /** `llmgw gateway` as a process of its own on `port`, reading the stack's store; resolves once it answers. */
 async function startLlmgw(stack: Awaited<ReturnType<typeof startStack>>, port: number) {
@@ -143,9 +130,9 @@ try {
     const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
-      add(`direct/${concurrency}`, (await load(engines[0], key, 'ttft', concurrency)).ttfts);
+      add(`direct/${concurrency}`, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
       for (const router of order) {
-        const run = await load(urls[router], key, 'ttft', concurrency);
+        const run = await loadFor(urls[router], key, 'ttft', concurrency);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         add(`${router}/${concurrency}`, run.ttfts);
       }
@@ -153,7 +140,7 @@ try {
     for (const concurrency of RATES) {
       for (const router of order) {
         const before = treeCpuSeconds(pids[router]);
-        const run = await load(urls[router], key, 'rps', concurrency);
+        const run = await loadFor(urls[router], key, 'rps', concurrency);
         const used = treeCpuSeconds(pids[router]) - before;
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
