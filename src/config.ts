@@ -199,6 +199,8 @@ const EnvSchema = z
     LLMGW_SCALE_DOWN_WINDOW_S: seconds(120),
     LLMGW_LOAD_STALE_S: seconds(60, 0.1),
     LLMGW_LOAD_SOURCES_MAX: number(64, { integer: true, min: 1 }),
+    LLMGW_START_DELAY_S: seconds(DEFAULT_POLICY_SETTINGS.startDelayMs / 1000),
+    LLMGW_BURST_MEMORY_S: seconds(DEFAULT_POLICY_SETTINGS.burstMemoryMs / 1000, 1),
     LLMGW_KUBERNETES: z.string().optional(),
     LLMGW_KUBERNETES_NAMESPACE: z.string().optional(),
     LLMGW_KUBERNETES_GPU_LABEL: z.string().optional(),
@@ -268,6 +270,8 @@ const EnvSchema = z
         scaleDownWindowMs: env.LLMGW_SCALE_DOWN_WINDOW_S,
         loadStaleMs: env.LLMGW_LOAD_STALE_S,
         loadSourcesMax: env.LLMGW_LOAD_SOURCES_MAX,
+        startDelayMs: env.LLMGW_START_DELAY_S,
+        burstMemoryMs: env.LLMGW_BURST_MEMORY_S,
       },
     };
   });

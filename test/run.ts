@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { SERVICE_ENV, type Services, startServices, testTemporal } from './support/services.ts';
+import { TEST_REPORTERS } from './support/test-reporters.ts';
 import { selectTests } from './support/test-selection.ts';
 import { installTestTools, TEST_TOOLS, type TestTool } from './support/test-tools.ts';
 import { unitGroups } from './support/unit-groups.ts';
@@ -53,7 +54,15 @@ const testFiles = unitOnly ? unitGroups(root, files, entries) : files;
 let exitCode = 1;
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...testFiles],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-timeout=300000',
+    ...TEST_REPORTERS,
+    ...testFiles,
+  ],
   {
     cwd: root,
     stdio: 'inherit',

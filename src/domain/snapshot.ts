@@ -17,10 +17,10 @@ export interface PolicySettings {
   defaultConcurrency: number;
   /**
    * A model's start delay until one of its replicas has been seen to become ready (policy/load-growth.ts):
-   * the time within which a burst must be met by replicas that already run.
+   * the time within which a burst must be met by replicas that already run (LLMGW_START_DELAY_S).
    */
   startDelayMs: number;
-  /** How long a burst a model showed keeps spare room for it, decaying to none (policy/load-growth.ts). */
+  /** How long a burst a model showed keeps spare room for it, decaying to none (LLMGW_BURST_MEMORY_S). */
   burstMemoryMs: number;
 }
 

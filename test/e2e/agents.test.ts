@@ -46,6 +46,8 @@ describe('llmgw agents run real engines', () => {
         LLMGW_NODE_LOST_S: String(LOST_S),
         LLMGW_DRAIN_GRACE_S: '1',
         LLMGW_SCALE_DOWN_WINDOW_S: '3',
+        // The burst that scales it up keeps spare room while the model remembers it: seconds here.
+        LLMGW_BURST_MEMORY_S: '5',
       },
     });
     for (const node of NODES) startAgent(node, await stack.token(agentGrant(node)));

@@ -63,13 +63,18 @@ export async function decisions(stack: Stack, model: string) {
   );
 }
 
-/** Waits for a decision of the model whose reason matches. */
-export function decisionSaying(stack: Stack, model: string, pattern: RegExp, timeoutMs = 20_000) {
-  return eventually(
-    `a decision of ${model} matching ${pattern}`,
-    async () => (await decisions(stack, model)).find((d) => pattern.test(d.reason)),
-    timeoutMs,
-  );
+/** Waits for a decision of the model whose reason matches; on timeout, says what the newest ones said. */
+export async function decisionSaying(stack: Stack, model: string, pattern: RegExp, timeoutMs = 20_000) {
+  try {
+    return await eventually(
+      `a decision of ${model} matching ${pattern}`,
+      async () => (await decisions(stack, model)).find((d) => pattern.test(d.reason)),
+      timeoutMs,
+    );
+  } catch (error) {
+    const newest = (await decisions(stack, model)).slice(0, 3).map((d) => `${d.action}: ${d.reason}`);
+    throw new Error(`${(error as Error).message}; the newest decisions: ${newest.join(' | ') || 'none'}`);
+  }
 }
 
 export const gpuProfile = (name: string, gpus: number, extra: Record<string, unknown> = {}) => ({

@@ -1,11 +1,13 @@
 // What `npm test` and `npm run test:unit` run (test/run.ts), and that a unit run starts no service.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { SERVICE_ENV, sharedServices } from '../support/services.ts';
+import { TEST_REPORTERS } from '../support/test-reporters.ts';
 import { selectTests } from '../support/test-selection.ts';
 import { unitGroups } from '../support/unit-groups.ts';
 
@@ -91,5 +93,52 @@ describe('a unit run', () => {
         else process.env[name] = value;
       }
     }
+  });
+});
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('the failures at the end of a run', () => {
+  const work = mkdtempSync(join(tmpdir(), 'llmgw-failures-'));
+  after(() => rmSync(work, { recursive: true, force: true }));
+  const file = join(work, 'two.test.ts');
+  const run = (lines: string[]) => {
+    writeFileSync(
+      file,
+      [
+        "import assert from 'node:assert/strict';",
+        "import { describe, it } from 'node:test';",
+        ...lines,
+      ].join('\n'),
+    );
+    return spawnSync(process.execPath, ['--import', 'tsx', '--test', ...TEST_REPORTERS, file], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      // Inside a test, node marks its children as the runner's; this one is a run of its own.
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined },
+    });
+  };
+
+  it('are listed last, one line each with file, name and error; a suite is not listed for its tests', () => {
+    const answer = run([
+      "describe('a suite', () => {",
+      "  it('passes', () => {});",
+      "  it('fails here', () => assert.equal(1, 2, 'one is not two'));",
+      '});',
+      "it('throws', () => { throw new Error('the second line is left out\\nhere'); });",
+    ]);
+    assert.equal(answer.status, 1);
+    assert.ok(answer.stdout.includes('ok 1 - passes'), 'TAP still comes first');
+    assert.deepEqual(answer.stdout.trimEnd().split('\n').slice(-3), [
+      '2 failed tests:',
+      `  ${relative(ROOT, file)}: fails here: one is not two`,
+      `  ${relative(ROOT, file)}: throws: the second line is left out`,
+    ]);
+  });
+
+  it("say nothing when nothing failed: the run ends with TAP's counts", () => {
+    const answer = run(["it('passes', () => {});"]);
+    assert.equal(answer.status, 0);
+    assert.match(answer.stdout.trimEnd().split('\n').at(-1) ?? '', /^# duration_ms /);
   });
 });

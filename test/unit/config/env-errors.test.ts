@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ConfigError, readConfig } from '../../../src/config.ts';
+import { DEFAULT_POLICY_SETTINGS } from '../../../src/domain/snapshot.ts';
 
 const refused = (env: Record<string, string>) => {
   try {
@@ -21,6 +22,8 @@ describe('the environment', () => {
     [{ LLMGW_GATEWAY_PORT: 'http' }, 'LLMGW_GATEWAY_PORT=http is not a whole number >= 1'],
     [{ LLMGW_RESYNC_S: '0' }, 'LLMGW_RESYNC_S=0 is not a number >= 0.1'],
     [{ LLMGW_DRAIN_GRACE_S: '-1' }, 'LLMGW_DRAIN_GRACE_S=-1 is not a number >= 0'],
+    // A memory of no length would weigh every burst it saw by 0/0.
+    [{ LLMGW_BURST_MEMORY_S: '0' }, 'LLMGW_BURST_MEMORY_S=0 is not a number >= 1'],
     [{ LLMGW_WORKFLOW_CACHE: '1' }, 'LLMGW_WORKFLOW_CACHE=1 is not a whole number >= 2'],
     [{ LLMGW_TRUST_PROXY: 'yes' }, 'LLMGW_TRUST_PROXY=yes must be 1 (on) or 0 (off)'],
     [{ LLMGW_TEMPORAL_UI_URL: 'ftp://x' }, 'LLMGW_TEMPORAL_UI_URL=ftp://x is not an http:// or https:// URL'],
@@ -72,6 +75,16 @@ describe('the environment', () => {
           );
         },
       ),
+    );
+  });
+
+  it("reads the policy's burst settings in seconds, as the policy's defaults where unset", () => {
+    const { policy } = readConfig({ LLMGW_START_DELAY_S: '90', LLMGW_BURST_MEMORY_S: '600' });
+    assert.equal(policy.startDelayMs, 90_000);
+    assert.equal(policy.burstMemoryMs, 600_000);
+    assert.deepEqual(
+      [readConfig({}).policy.startDelayMs, readConfig({}).policy.burstMemoryMs],
+      [DEFAULT_POLICY_SETTINGS.startDelayMs, DEFAULT_POLICY_SETTINGS.burstMemoryMs],
     );
   });
 
