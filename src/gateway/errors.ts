@@ -37,6 +37,23 @@ export function openAiErrorBody(kind: RefusalKind, message: string) {
   return { error: { message, type, param: null, code } };
 }
 
+/**
+ * The gateway's own answer to a refused request: its status, headers and JSON body, the same whether a
+ * Hono route or the raw proxy path (proxy.ts) writes it.
+ */
+export function refusalAnswer(refusal: Refusal): {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+} {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (refusal.retryAfterS !== undefined) headers['retry-after'] = String(refusal.retryAfterS);
+  // The rest of a body too large is never read: the connection cannot serve another request.
+  if (refusal.kind === 'too_large') headers.connection = 'close';
+  const body = JSON.stringify(openAiErrorBody(refusal.kind, refusal.message));
+  return { status: REFUSALS[refusal.kind].status, headers, body };
+}
+
 /** The event that ends a stream which failed after its first bytes were sent. */
 export const streamErrorEvent = (message: string) =>
   `data: ${JSON.stringify(openAiErrorBody('upstream_failed', message))}\n\n`;

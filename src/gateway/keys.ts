@@ -1,5 +1,5 @@
 import { bearerSecret, identify } from '../auth/authenticate.ts';
-import type { Identity } from '../contracts/permissions.ts';
+import { type Action, type Identity, may } from '../contracts/permissions.ts';
 import type { Sql } from '../store/db.ts';
 import { Refusal } from './errors.ts';
 
@@ -20,7 +20,15 @@ export class GatewayKeys {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async identityOf(authorization: string | undefined): Promise<Identity> {
+  /** The caller, refused unless its role may do `action` at all. */
+  async caller(authorization: string | undefined, action: Action): Promise<Identity> {
+    const identity = await this.identityOf(authorization);
+    const verdict = may(identity, action);
+    if (!verdict.allowed) throw new Refusal('forbidden', verdict.why);
+    return identity;
+  }
+
+  private async identityOf(authorization: string | undefined): Promise<Identity> {
     const secret = bearerSecret(authorization);
     if (!secret) {
       throw new Refusal(

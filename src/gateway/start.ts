@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Config } from '../config.ts';
 import { MAX_REPORTED_REQUESTS } from '../domain/model.ts';
 import type { Reconcilers } from '../reconcilers/client.ts';
@@ -13,6 +13,7 @@ import { GatewayKeys } from './keys.ts';
 import { LoadReporter, refreshEvery } from './load-reporter.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { PrefixRouter } from './prefix-routing.ts';
+import { createProxyHandler } from './proxy.ts';
 import { ReplicaHealth } from './replica-health.ts';
 import { RoutingTable } from './routing-table.ts';
 import { isGatewayWorker } from './workers.ts';
@@ -94,7 +95,7 @@ export async function startGateway(options: {
   });
   await table.start();
   health.start();
-  const app = createGatewayApp({
+  const parts = {
     keys: new GatewayKeys(sql),
     table,
     admission,
@@ -104,13 +105,15 @@ export async function startGateway(options: {
     prefixRouting: router !== undefined,
     replicas: () => health.view().map((r) => ({ ...r, in_flight: forwarder.inFlightOn(r.id) })),
     log,
+  };
+  const proxy = createProxyHandler(parts);
+  const app = getRequestListener(createGatewayApp(parts).fetch);
+  const server = createServer((incoming, client) => {
+    if (!proxy(incoming, client)) void app(incoming, client);
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const started = serve(
-      { fetch: app.fetch, port: options.port ?? config.gateway.port, hostname: config.host },
-      () => resolve(started as Server),
-    ) as Server;
-    started.once('error', reject);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.gateway.port, config.host, resolve);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.gateway.port;

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { may } from '../contracts/permissions.ts';
+import type { Admission } from './admission.ts';
+import { REFUSALS, Refusal, refusalAnswer } from './errors.ts';
+import type { Forwarded, Forwarder } from './forwarder.ts';
+import type { GatewayKeys } from './keys.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import { requestBlocks } from './prefix-routing.ts';
+import { readRoutedRequest } from './request-body.ts';
+import type { RoutingTable } from './routing-table.ts';
+
+/** The OpenAI endpoints the gateway forwards to a model's replicas, by the body's `model`. */
+export const FORWARDED = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'] as const;
+
+/** Each forwarded endpoint's path on the replica (under its /v1 base URL). */
+const REPLICA_PATHS = new Map<string, string>(FORWARDED.map((path) => [path, path.slice('/v1'.length)]));
+
+/** What the gateway's routes use (app.ts and this file). */
+export interface GatewayParts {
+  keys: GatewayKeys;
+  table: RoutingTable;
+  admission: Admission;
+  forwarder: Forwarder;
+  metrics: GatewayMetrics;
+  /** The largest body forwarded (LLMGW_GATEWAY_MAX_BODY_MIB). */
+  maxBodyBytes: number;
+  /** Whether requests are routed by prompt prefix: their prompt's blocks are then read. */
+  prefixRouting: boolean;
+  /** Every replica this gateway knows, its health and load: GET /replicas. */
+  replicas(): unknown[];
+  log?: Pick<Console, 'error'>;
+}
+
+/** A client's own request ID is kept if it is this short and printable; else one is made. */
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/**
+ * The forwarded endpoints, served on node:http's request and response as they come: Hono's adapter
+ * builds a Web Request, a context and a promise chain for each request, which cost more CPU than the
+ * gateway's own work (docs/gateway.md "Speed"). Returns false for any other request: Hono serves it.
+ */
+export function createProxyHandler(parts: GatewayParts) {
+  const { keys, table, admission, forwarder, metrics } = parts;
+  const log = parts.log ?? console;
+
+  async function proxy(incoming: IncomingMessage, client: ServerResponse, path: string) {
+    const arrivedAt = performance.now();
+    const given = incoming.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    let model = '';
+    try {
+      const identity = await keys.caller(incoming.headers.authorization, 'call-model');
+      const request = await readRoutedRequest(incoming, parts.maxBodyBytes);
+      const route = await table.route(request.model);
+      // A model outside the key's view is answered exactly as one that does not exist (status, body,
+      // headers): names stay private (README "Security").
+      if (!route || !may(identity, 'call-model', { chain: route.chain, model: request.model }).allowed) {
+        throw new Refusal(
+          'unknown_model',
+          `there is no model "${request.model}"; GET /v1/models lists the models this key may call`,
+        );
+      }
+      model = request.model;
+      const replicas = await admission.replicasOf(model, () => leaving(client));
+      const forwarded: Forwarded = {
+        model,
+        path,
+        body: request.body,
+        client,
+        arrivedAt,
+        requestId,
+        blocks: parts.prefixRouting ? requestBlocks(request.fields) : undefined,
+      };
+      await forwarder.forward(forwarded, replicas);
+    } catch (error) {
+      // The client left while its request waited: nobody reads an answer.
+      if (client.destroyed) return;
+      if (error instanceof Refusal) {
+        metrics.errors.inc({ model, kind: error.kind });
+        metrics.requests.inc({ model, status: REFUSALS[error.kind].status });
+        return refuse(client, error, requestId);
+      }
+      log.error(`gateway: POST ${incoming.url} failed: ${String(error)}`);
+      if (client.headersSent) return void client.destroy();
+      refuse(client, new Refusal('internal', 'the gateway failed to handle this request; its log says why'));
+    }
+  }
+
+  return (incoming: IncomingMessage, client: ServerResponse): boolean => {
+    if (incoming.method !== 'POST') return false;
+    const url = incoming.url ?? '';
+    const query = url.indexOf('?');
+    const path = REPLICA_PATHS.get(query < 0 ? url : url.slice(0, query));
+    if (path === undefined) return false;
+    void proxy(incoming, client, path);
+    return true;
+  };
+}
+
+/** Aborted when the client leaves before its answer ended: asked for only by a request that waits. */
+function leaving(client: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  client.once('close', () => {
+    if (!client.writableFinished) controller.abort(new Error('the client left'));
+  });
+  return controller.signal;
+}
+
+function refuse(client: ServerResponse, refusal: Refusal, requestId?: string) {
+  const { status, headers, body } = refusalAnswer(refusal);
+  if (requestId) headers['x-request-id'] = requestId;
+  client.writeHead(status, headers).end(body);
+}
