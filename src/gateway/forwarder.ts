@@ -1,32 +1,23 @@
-import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { GatewayConfig } from '../config.ts';
 import { pickReplica } from './balancer.ts';
-import { Refusal, streamErrorEvent } from './errors.ts';
+import { Refusal } from './errors.ts';
 import type { LoadReporter } from './load-reporter.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { ReplicaHealth } from './replica-health.ts';
 import type { Upstream } from './routing-table.ts';
+import {
+  type AttemptParts,
+  CLIENT_LEFT,
+  causeOf,
+  countEnded,
+  exchange,
+  FirstByteTimeout,
+  type Forwarded,
+  type ForwardingSettings,
+  RequestTimeout,
+  StaleConnection,
+} from './upstream-attempt.ts';
 
-/** A request to forward: its model, the path under /v1, and the body as the client sent it. */
-export interface Forwarded {
-  model: string;
-  path: string;
-  body: Buffer;
-  /** The client's socket: the replica's answer is written to it as it comes. */
-  client: ServerResponse;
-  /** When the request arrived (performance.now()), for TTFT and end-to-end times. */
-  arrivedAt: number;
-  /** The client's `x-request-id`, or one made for it: sent to the replica, and in the gateway's log lines. */
-  requestId: string;
-  /** The prompt's blocks (prefix-routing.ts), when routing by prefix. */
-  blocks?: number[];
-}
-
-export type ForwardingSettings = Pick<
-  GatewayConfig,
-  'firstByteTimeoutMs' | 'requestTimeoutMs' | 'retries' | 'retryBackoffMs'
->;
+export type { Forwarded, ForwardingSettings } from './upstream-attempt.ts';
 
 /** Chooses the replica of `free` a request goes to, and says why (a label of the selections metric). */
 export type ChooseReplica = (
@@ -41,37 +32,6 @@ export const leastInFlight: ChooseReplica = (_request, free, inFlight) => {
   return upstream && { upstream, reason: 'least_in_flight' };
 };
 
-/** No first byte from the replica within the first-byte timeout: it may hang, another may answer. */
-class FirstByteTimeout extends Error {
-  readonly code = 'first_byte_timeout';
-  constructor(ms: number) {
-    super(`no first byte within ${ms} ms`);
-  }
-}
-/** The request's whole time ran out before its answer began: no other replica gets it. */
-class RequestTimeout extends Error {
-  readonly code = 'request_timeout';
-  constructor(ms: number) {
-    super(`the answer did not begin within the request timeout of ${ms} ms`);
-  }
-}
-/**
- * A pooled connection the replica closed while the request was being sent: engines such as llama.cpp's
- * server close theirs after each streamed answer while their headers still say `Keep-Alive`, so a reused
- * socket can be dead before the replica saw the request. It says nothing of the replica's health.
- */
-class StaleConnection extends Error {
-  constructor(cause: unknown) {
-    super('a kept-alive connection closed before the request reached the replica', { cause });
-  }
-}
-/** Headers of the replica's answer passed to the client (hop-by-hop and length ones are the server's). */
-const PASSED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
-/** The status counted for a request whose client left before its answer ended (nginx's 499). */
-const CLIENT_LEFT = 499;
-/** Connections to replicas are kept open between requests, as many as requests in flight need. */
-const agent = new Agent({ keepAlive: true, maxFreeSockets: 1024 });
-
 /**
  * Sends requests to replicas and writes their answers to the client as they come, pausing the replica's
  * stream while the client's socket is full: a slow client slows its stream instead of filling memory.
@@ -82,6 +42,7 @@ export class Forwarder {
   private readonly perReplica = new Map<string, number>();
   /** Requests waiting for a free slot, per model, first come first served. */
   private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly parts: AttemptParts;
 
   constructor(
     private readonly health: ReplicaHealth,
@@ -92,7 +53,9 @@ export class Forwarder {
     private readonly settings: ForwardingSettings,
     private readonly choose: ChooseReplica = leastInFlight,
     private readonly log: Pick<Console, 'warn'> = console,
-  ) {}
+  ) {
+    this.parts = { metrics, health, settings };
+  }
 
   /** Requests in flight to the replica from this gateway. */
   inFlightOn(id: string): number {
@@ -252,223 +215,26 @@ export class Forwarder {
    */
   private async attemptOn(request: Forwarded, upstream: Upstream): Promise<void> {
     try {
-      return await this.attempt(request, upstream, agent);
+      return await exchange(this.parts, request, upstream, false, this.begin(request.model, upstream.id));
     } catch (error) {
       if (!(error instanceof StaleConnection) || request.client.destroyed) throw error;
       this.metrics.staleRetries.inc({ model: request.model });
-      return await this.attempt(request, upstream, false).catch((again) => {
+      return await exchange(
+        this.parts,
+        request,
+        upstream,
+        true,
+        this.begin(request.model, upstream.id),
+      ).catch((again) => {
         throw again instanceof StaleConnection ? again.cause : again;
       });
     }
   }
 
-  /**
-   * One try: resolves once the replica's first bytes went to the client, rejects if the replica failed
-   * before them (nothing was written: another replica may answer), with a StaleConnection when a reused
-   * socket failed before any answer.
-   */
-  private attempt(request: Forwarded, upstream: Upstream, pool: Agent | false): Promise<void> {
-    const { model, client } = request;
-    const url = targetOf(upstream.endpoint, request.path);
-    return new Promise((resolve, reject) => {
-      let answering = false;
-      const send = url.secure ? httpsRequest : httpRequest;
-      const outgoing = send({
-        ...url.address,
-        method: 'POST',
-        agent: url.secure ? undefined : pool,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': request.body.length,
-          'x-request-id': request.requestId,
-        },
-      });
-      const sentAt = performance.now();
-      this.metrics.replicaRequests.inc({ model, replica: upstream.id });
-      // One timer at a time: until the first byte, the first-byte timeout (or what is left of the
-      // request's time, if less); after it, what is left of the request's time.
-      const { firstByteTimeoutMs, requestTimeoutMs } = this.settings;
-      const left = requestTimeoutMs - (sentAt - request.arrivedAt);
-      let timedOut: Error | undefined;
-      let timer: NodeJS.Timeout | undefined = setTimeout(
-        () => {
-          timedOut =
-            left <= firstByteTimeoutMs
-              ? new RequestTimeout(requestTimeoutMs)
-              : new FirstByteTimeout(firstByteTimeoutMs);
-          outgoing.destroy(timedOut);
-        },
-        Math.max(0, Math.min(firstByteTimeoutMs, left)),
-      );
-      // Every way an attempt ends (answered, failed, reset, cancelled) closes its request to the replica:
-      // its count ends there, once, whichever handler saw the end.
-      const finish = this.begin(model, upstream.id);
-      outgoing.once('close', () => {
-        clearTimeout(timer);
-        finish();
-        client.off('close', clientLeft);
-      });
-      let over = false;
-      const ended = (status: number) => {
-        if (over) return;
-        over = true;
-        this.counted(request, status);
-      };
-      const clientLeft = () => {
-        if (client.writableFinished) return;
-        outgoing.destroy();
-        ended(CLIENT_LEFT);
-        resolve();
-      };
-      let heard = false;
-      const failed = (error: Error) => {
-        if (answering) return;
-        client.off('close', clientLeft);
-        if (timedOut) return reject(timedOut);
-        reject(!heard && outgoing.reusedSocket ? new StaleConnection(error) : error);
-      };
-      client.once('close', clientLeft);
-      outgoing.once('error', failed);
-      outgoing.once('response', (answer: IncomingMessage) => {
-        heard = true;
-        const status = answer.statusCode ?? 502;
-        const begin = (headers: Record<string, string | number> = {}) => {
-          answering = true;
-          clearTimeout(timer);
-          timer = undefined;
-          this.answered(upstream, status, model, request.arrivedAt, sentAt);
-          for (const name of PASSED_HEADERS) {
-            const value = answer.headers[name];
-            if (typeof value === 'string') headers[name] = value;
-          }
-          headers['x-request-id'] = request.requestId;
-          client.writeHead(status, headers);
-          resolve();
-        };
-        answer.once('data', (first: Buffer) => {
-          // A small whole answer (most non-streaming ones) goes in one write, with its length.
-          if (answer.complete && !answer.readableLength) {
-            begin({ 'content-length': first.length });
-            answer.once('end', () => ended(status));
-            answer.resume();
-            return void client.end(first);
-          }
-          begin();
-          client.write(first);
-          const expired = () => timedOut;
-          timer = setTimeout(
-            () => {
-              timedOut = new RequestTimeout(requestTimeoutMs);
-              answer.destroy(timedOut);
-            },
-            Math.max(0, requestTimeoutMs - (performance.now() - request.arrivedAt)),
-          );
-          this.stream(answer, client, upstream, model, () => ended(status), expired);
-        });
-        answer.once('end', () => {
-          if (answering) return;
-          begin();
-          client.end();
-          ended(status);
-        });
-        answer.once('error', failed);
-      });
-      outgoing.end(request.body);
-    });
-  }
-
   /** A request's answer is over (or its client left): counted by its status, and timed. */
-  private counted({ model, arrivedAt }: Forwarded, status: number) {
-    this.metrics.requests.inc({ model, status });
-    this.metrics.requestSeconds.observe({ model }, (performance.now() - arrivedAt) / 1000);
+  private counted(request: Forwarded, status: number) {
+    countEnded(this.metrics, request, status);
   }
-
-  /** The replica's answer after its first bytes: passed on with backpressure, to its end or failure. */
-  private stream(
-    answer: IncomingMessage,
-    client: ServerResponse,
-    upstream: Upstream,
-    model: string,
-    ended: () => void,
-    /** Set when the request's time ran out: the gateway itself ended the answer. */
-    expired: () => Error | undefined,
-  ) {
-    answer.on('data', (chunk: Buffer) => {
-      if (!client.write(chunk)) answer.pause();
-    });
-    client.on('drain', () => answer.resume());
-    answer.once('end', () => {
-      client.end();
-      ended();
-    });
-    answer.once('error', (error) => {
-      if (client.destroyed) return;
-      const timedOut = expired();
-      if (timedOut) {
-        this.metrics.errors.inc({ model, kind: 'request_timeout' });
-      } else {
-        this.health.failed(upstream);
-        this.metrics.errors.inc({ model, kind: 'upstream_failed' });
-      }
-      this.metrics.replicaErrors.inc({
-        model,
-        replica: upstream.id,
-        kind: timedOut ? 'request_timeout' : 'mid_answer',
-      });
-      ended();
-      // An event stream can say why it ends; another body can only end short.
-      if (!answer.headers['content-type']?.startsWith('text/event-stream')) return void client.destroy();
-      client.end(
-        streamErrorEvent(
-          timedOut
-            ? `the answer took longer than the gateway's request timeout (LLMGW_GATEWAY_REQUEST_TIMEOUT_S), and was ended`
-            : `replica ${upstream.id} failed mid-answer (${causeOf(error)})`,
-        ),
-      );
-    });
-  }
-
-  /** A replica answered: its health, its time to first bytes, and whether the answer is an error. */
-  private answered(upstream: Upstream, status: number, model: string, arrivedAt: number, sentAt: number) {
-    const at = performance.now();
-    this.metrics.ttftSeconds.observe({ model }, (at - arrivedAt) / 1000);
-    if (status >= 500) {
-      this.health.failed(upstream, 'errors', `answered ${status}`);
-      this.metrics.replicaErrors.inc({ model, replica: upstream.id, kind: 'status_5xx' });
-    } else {
-      this.health.succeeded(upstream.id);
-      // The replica's own time, from the request sent: what its latency as an outlier is judged on.
-      this.health.observeTtft(upstream, at - sentAt);
-    }
-    if (status >= 400) this.metrics.errors.inc({ model, kind: 'upstream_status' });
-  }
-}
-
-interface Target {
-  secure: boolean;
-  address: { hostname: string; port: string; path: string };
-}
-
-/** Parsed once per replica endpoint and path: a URL parse per request costs more than it should. */
-// A Map, not lru-cache: lru-cache's get costs 75 ns against a Map's 53 on this hot path (npm run bench --
-// libraries), and a few pairs per replica never reach 10,000.
-const targets = new Map<string, Target>();
-function targetOf(endpoint: string, path: string): Target {
-  const key = `${endpoint}\n${path}`;
-  let target = targets.get(key);
-  if (!target) {
-    const url = new URL(`${endpoint.replace(/\/$/, '')}${path}`);
-    const secure = url.protocol === 'https:';
-    // An IPv6 host is written in brackets in a URL, and without them in a request's options.
-    const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    target = {
-      secure,
-      address: { hostname, port: url.port || (secure ? '443' : '80'), path: url.pathname + url.search },
-    };
-    if (targets.size >= 10_000) targets.clear();
-    targets.set(key, target);
-  }
-  return target;
 }
 
 /** Attempt n (from 1) after a failure waits a random time up to base * 2^(n-1): full jitter. */
@@ -481,10 +247,4 @@ function backoff(baseMs: number, attempt: number): Promise<void> | undefined {
 function errorKind(error: unknown): string {
   if (error instanceof FirstByteTimeout || error instanceof RequestTimeout) return error.code;
   return 'connection';
-}
-
-/** `ECONNREFUSED`, `ECONNRESET`: the code of a socket's failure, else its message. */
-function causeOf(error: unknown): string {
-  const failure = error as { code?: string; message?: string };
-  return failure.code ?? failure.message ?? String(error);
 }
