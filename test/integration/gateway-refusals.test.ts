@@ -49,6 +49,15 @@ describe('the gateway refuses bad requests', () => {
       /^the body is not valid JSON: /,
     ],
     [
+      // The forwarded endpoints are matched on their path alone, as Hono's routes are (proxy.ts).
+      'a forwarded endpoint with a query string, served as without it',
+      '/v1/chat/completions?api-version=1',
+      () => '{"model":',
+      400,
+      'invalid_request',
+      /^the body is not valid JSON: /,
+    ],
+    [
       'no model',
       '/v1/chat/completions',
       () => '{"messages":[]}',
@@ -90,6 +99,16 @@ describe('the gateway refuses bad requests', () => {
       assert.doesNotMatch(answer.body.error.message, /\n\s+at /, 'no stack trace');
     });
   }
+
+  it('a forwarded endpoint called with GET: 404 naming what the gateway serves', async () => {
+    const answer = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(answer.status, 404);
+    const body = await answer.json();
+    assert.equal(body.error.code, 'not_found');
+    assert.match(body.error.message, /^the gateway has no GET \/v1\/chat\/completions; it serves POST /);
+  });
 
   it('a viewer token may not call models: 403 saying what a viewer does', async () => {
     const viewer = await stack.token({ name: 'eyes', role: 'viewer' });
