@@ -22,6 +22,7 @@ export const DEFAULT_SCENARIOS = [
   'contention.yaml',
   'azure-fast-start.yaml',
   'azure-slow-start.yaml',
+  'azure-long-start.yaml',
   'azure-small-replicas.yaml',
   'azure-large-replicas.yaml',
 ].map((file) => join(SCENARIOS, file));

@@ -32,15 +32,27 @@ export function uncoveredStretches(series: ModelSeries, tickMs: number): Uncover
   return stretches;
 }
 
-/** "code: 21 s uncovered: at 1:52 for 4 s (14 in flight on 8 ready slots), ..." */
+/** The most stretches a line names: the longest, in time order; the rest are summed. */
+export const NAMED_STRETCHES = 8;
+
+/**
+ * "code: 21 s uncovered: at 1:52 for 4 s (14 in flight on 8 ready slots), ...": the longest stretches
+ * in time order, then "and N shorter (S s)" when there are more than NAMED_STRETCHES (a model starved
+ * for an hour has dozens, and one line must stay readable).
+ */
 export function uncoveredLine(model: string, stretches: readonly Uncovered[]): string {
   if (stretches.length === 0) return `${model}: no second uncovered`;
-  const total = stretches.reduce((sum, s) => sum + s.ms, 0);
-  const each = stretches.map(
-    (s) =>
-      `at ${clock(s.fromMs)} for ${s.ms / 1000} s (${s.mostInFlight} in flight on ${s.slots} ready slots)`,
-  );
-  return `${model}: ${total / 1000} s uncovered: ${each.join(', ')}`;
+  const seconds = (of: readonly Uncovered[]) => of.reduce((sum, s) => sum + s.ms, 0) / 1000;
+  const named = new Set([...stretches].sort((a, b) => b.ms - a.ms).slice(0, NAMED_STRETCHES));
+  const each = stretches
+    .filter((s) => named.has(s))
+    .map(
+      (s) =>
+        `at ${clock(s.fromMs)} for ${s.ms / 1000} s (${s.mostInFlight} in flight on ${s.slots} ready slots)`,
+    );
+  const rest = stretches.filter((s) => !named.has(s));
+  const more = rest.length > 0 ? `, and ${rest.length} shorter (${seconds(rest)} s)` : '';
+  return `${model}: ${seconds(stretches)} s uncovered: ${each.join(', ')}${more}`;
 }
 
 /** m:ss from the start of the run. */

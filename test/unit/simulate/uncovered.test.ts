@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ModelSeries } from '../../../src/simulate/run.ts';
-import { uncoveredLine, uncoveredStretches } from '../../../src/simulate/uncovered.ts';
+import { NAMED_STRETCHES, uncoveredLine, uncoveredStretches } from '../../../src/simulate/uncovered.ts';
 
 /** A series from [load, ready slots, waiting] per tick. */
 const series = (ticks: [number, number, number][]): ModelSeries => ({
@@ -30,6 +30,19 @@ describe('uncovered stretches (what "covered" leaves out)', () => {
       uncoveredLine('code', stretches),
       'code: 3 s uncovered: at 0:01 for 2 s (14 in flight on 8 ready slots), at 0:04 for 1 s (40 in flight on 32 ready slots)',
     );
+  });
+
+  it('names the longest stretches in time order and sums the shorter ones', () => {
+    // Ten stretches of 1 to 10 ticks, each after a covered tick; the two shortest are summed.
+    const ticks: [number, number, number][] = [];
+    for (let len = 1; len <= 10; len++) {
+      ticks.push([0, 8, 0]);
+      for (let k = 0; k < len; k++) ticks.push([9 + len, 8, 1]);
+    }
+    const line = uncoveredLine('code', uncoveredStretches(series(ticks), 1000));
+    assert.equal(NAMED_STRETCHES, 8);
+    assert.match(line, /^code: 55 s uncovered: at 0:06 for 3 s \(12 in flight on 8 ready slots\), /);
+    assert.match(line, /at 0:55 for 10 s \(19 in flight on 8 ready slots\), and 2 shorter \(3 s\)$/);
   });
 
   it('says so when no request waited', () => {
