@@ -8,6 +8,7 @@ import { placementPairs, placementTable, runPlacements } from '../simulate/place
 import { figuresTable, goalLines, resultLine, resultPairs } from '../simulate/report.ts';
 import type { RunResult } from '../simulate/run.ts';
 import { readScenario } from '../simulate/scenario.ts';
+import { uncoveredLine, uncoveredStretches } from '../simulate/uncovered.ts';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 const SCENARIOS = join(REPO_ROOT, 'bench', 'simulate', 'scenarios');
@@ -21,6 +22,7 @@ export const DEFAULT_SCENARIOS = [
   'contention.yaml',
   'azure-fast-start.yaml',
   'azure-slow-start.yaml',
+  'azure-long-start.yaml',
   'azure-small-replicas.yaml',
   'azure-large-replicas.yaml',
 ].map((file) => join(SCENARIOS, file));
@@ -61,6 +63,7 @@ export async function runSimulate(args: string[]): Promise<void> {
     console.log(figuresTable(figures));
     console.log('');
     for (const line of goalLines(figures)) console.log(line);
+    for (const line of llmgwMisses(runs)) console.log(line);
     if (values.charts) await writeCharts(values.charts, scenario.name, runs, figures);
     Object.assign(results, resultPairs(scenario.name, figures));
   }
@@ -77,6 +80,15 @@ export async function runSimulate(args: string[]): Promise<void> {
   }
   const wall = ((performance.now() - started) / 1000).toFixed(1);
   console.log(resultLine('simulate', { wall_s: wall, ...results }));
+}
+
+/** Where llmgw left each model's load uncovered: the seconds the "covered" figure leaves out. */
+function llmgwMisses(runs: readonly RunResult[]): string[] {
+  const run = runs.find((r) => r.policy === 'llmgw');
+  if (!run) return [];
+  return [...run.series].map(
+    ([model, series]) => `llmgw, ${uncoveredLine(model, uncoveredStretches(series, run.tickMs))}`,
+  );
 }
 
 async function writeCharts(dir: string, name: string, runs: RunResult[], figures: PolicyFigures[]) {

@@ -1,14 +1,9 @@
-import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { DEFAULT_START_TIMEOUT_S } from '../contracts/schemas/engine.ts';
+import type { Client } from '@temporalio/client';
 import type { Replica } from '../domain/cluster.ts';
 import type { ClusterDriver } from '../domain/cluster-driver.ts';
-import { type ReplicaOnNodeInput, replicaOnNodeId } from '../domain/node-work.ts';
-import type { Runtime } from '../domain/runtime.ts';
+import type { ReplicaOnNodeInput } from '../domain/node-work.ts';
 import type { Sql } from '../store/db.ts';
-import { getModel } from '../store/models.ts';
-import { getRuntime } from '../store/runtimes.ts';
-import type { replicaOnNode } from '../workflows/replica-on-node.ts';
+import { replicaRun, startStep } from './replica-step.ts';
 
 /**
  * Runs the replicas of agents' nodes: each start and each drain is a workflow of its own
@@ -43,39 +38,17 @@ export class AgentDriver implements ClusterDriver {
   }
 
   private async dispatch(op: ReplicaOnNodeInput['op'], replica: Replica): Promise<void> {
-    const profile = (await getModel(this.sql, replica.model))?.profiles.find(
-      (p) => p.name === replica.profile,
-    );
+    const step = await replicaRun(this.sql, replica);
     // A model removed meanwhile: its replicas are drained by its deletion, nothing is left to start.
-    if (!profile) return;
-    // The runtime as its admin defines it now: the agent checks the parameters against it and fills it in.
-    const runtime = profile.runtime === undefined ? undefined : await getRuntime(this.sql, profile.runtime);
+    if (!step) return;
     const input: ReplicaOnNodeInput = {
       op,
       node: replica.node,
-      run: {
-        replica: replica.id,
-        model: replica.model,
-        profile,
-        ...(runtime && { runtime: runtimeSpec(runtime) }),
-      },
-      startTimeoutS: Number((runtime ?? profile.engine)?.start_timeout_s ?? DEFAULT_START_TIMEOUT_S),
+      run: step.run,
+      startTimeoutS: step.startTimeoutS,
       nodeLostS: this.options.nodeLostMs / 1000,
       graceS: this.options.drainGraceMs / 1000,
     };
-    try {
-      await this.client.workflow.start<typeof replicaOnNode>('replicaOnNode', {
-        taskQueue: this.options.taskQueue,
-        workflowId: replicaOnNodeId(op, replica.id),
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [input],
-        ...(this.options.eagerStart && { requestEagerStart: true }),
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+    await startStep(this.client, 'replicaOnNode', input, this.options);
   }
 }
-
-/** What an agent (or a pod) needs of a runtime: its definition and name, not who changed it when. */
-export const runtimeSpec = ({ updated_by: _by, updated_at: _at, ...spec }: Runtime) => spec;

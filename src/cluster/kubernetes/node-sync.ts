@@ -72,22 +72,8 @@ export class KubernetesSync {
     },
     private readonly log: Pick<Console, 'warn' | 'info'> = console,
   ) {
-    this.nodes = new Informer<V1Node>(
-      'nodes',
-      '/api/v1/nodes',
-      () => api.listNode(),
-      watcher,
-      () => {},
-      log,
-    );
-    this.pods = new Informer<V1Pod>(
-      'pods',
-      '/api/v1/pods',
-      () => api.listPodForAllNamespaces(),
-      watcher,
-      () => {},
-      log,
-    );
+    // What stop() stops before a first run; each run makes new ones.
+    [this.nodes, this.pods] = this.informers();
     this.loop = new Repeating(
       () => this.step(),
       options.everyMs ?? 1000,

@@ -131,6 +131,7 @@ describe('llmgw simulate', () => {
       [
         ['azure-fast-start', 15, 8],
         ['azure-slow-start', 180, 8],
+        ['azure-long-start', 300, 8],
         ['azure-small-replicas', 60, 4],
         ['azure-large-replicas', 90, 16],
       ],
