@@ -219,9 +219,6 @@ class Attempt implements Dispatcher.DispatchHandlers {
     this.reject(this.timedOut ?? (stale ? new StaleConnection(error) : error));
   }
 
-  onUpgrade() {}
-  onBodySent() {}
-
   /** The answer begins: its status and headers go to the client, and the replica's health hears of it. */
   private begin() {
     this.answering = true;
