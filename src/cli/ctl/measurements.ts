@@ -1,16 +1,10 @@
+import type { components } from './api.gen.ts';
 import { queryString } from './client.ts';
 import type { Command } from './command.ts';
 import { num, table } from './output.ts';
 
-interface MeasurementRow {
-  model: string;
-  profile: string;
-  max_concurrency_at_slo: number;
-  throughput_tok_per_sec: number;
-  slo: { ttft_p95_ms?: number; tpot_p95_ms?: number };
-  tool?: string;
-  measured_at: string;
-}
+/** A stored measurement, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type MeasurementRow = components['schemas']['StoredMeasurement'];
 
 /** "TTFT p95 <= 500 ms, TPOT p95 <= 50 ms". */
 export const sloText = (slo: MeasurementRow['slo']) =>

@@ -1,10 +1,13 @@
-import type { SizingPlan } from '../../policy/sizing.ts';
 import { NO_REPLICA_TO_ADD, sizingOutcome } from '../../policy/sizing-words.ts';
+import type { components } from './api.gen.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { type DecisionAnswer, decisionsTable, modelPath } from './model-spec.ts';
 import { numberOption } from './options.ts';
 import { num, table } from './output.ts';
+
+/** A sizing plan, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type SizingPlan = components['schemas']['SizingPlan'];
 
 function planText(name: string, wanted: number, sizing: SizingPlan, applied: boolean): string {
   return [

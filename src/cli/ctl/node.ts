@@ -1,20 +1,12 @@
 import { parseClusterFile } from '../../cluster/sim/cluster-file.ts';
-import type { Resources } from '../../domain/resources.ts';
+import type { components } from './api.gen.ts';
 import type { Command } from './command.ts';
 import { Failed } from './errors.ts';
 import { table } from './output.ts';
 import { formatResourceOption } from './resources.ts';
 
-interface NodeRow {
-  name: string;
-  capacity: Resources;
-  allocated: Resources;
-  reserved: Resources;
-  free: Resources;
-  gpu_model: string | null;
-  state: string;
-  replicas: number;
-}
+/** A node, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type NodeRow = components['schemas']['Node'];
 
 const nodePath = (name: string, part = '') => `/nodes/${encodeURIComponent(name)}${part}`;
 

@@ -1,23 +1,13 @@
 import type { QuotaPreviewAnswer } from '../../contracts/schemas/quotas.ts';
 import { PREEMPTION_SETTINGS, type Preemption } from '../../domain/quota.ts';
-import type { Resources } from '../../domain/resources.ts';
+import type { components } from './api.gen.ts';
 import type { Command, Input, OptionSpec } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
 import { formatResourceOption, formatUsage, parseResources } from './resources.ts';
 
-interface QuotaRow {
-  scope: string;
-  name: string;
-  guarantee: Resources;
-  limit: Resources;
-  preemption: Preemption;
-  priority: number;
-  holds: Resources;
-  borrowed: Resources;
-  updated_by: string;
-  updated_at: string;
-}
+/** A quota, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type QuotaRow = components['schemas']['Quota'];
 
 /** The server's warnings about a guarantee it accepted (nesting caps it), one line each. */
 const warningLines = (warnings: string[] = []) => warnings.map((warning) => `warning: ${warning}`);

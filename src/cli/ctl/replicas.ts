@@ -1,10 +1,11 @@
-import type { ReplicaAnswer } from '../../contracts/schemas/replicas.ts';
+import type { components } from './api.gen.ts';
 import { queryString } from './client.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
 import { formatResourceOption } from './resources.ts';
 
-type ReplicaRow = ReplicaAnswer;
+/** A replica, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type ReplicaRow = components['schemas']['Replica'];
 
 export const REPLICA_COMMANDS: Command[] = [
   {

@@ -1,8 +1,11 @@
-import type { Runtime } from '../../domain/runtime.ts';
 import { describeRule } from '../../domain/runtime-params.ts';
+import type { components } from './api.gen.ts';
 import { applyFile } from './apply-file.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
+
+/** A runtime, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type Runtime = components['schemas']['Runtime'];
 
 const runtimePath = (name = '') => `/runtimes${name && `/${encodeURIComponent(name)}`}`;
 

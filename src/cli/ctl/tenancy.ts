@@ -1,12 +1,13 @@
+import type { components } from './api.gen.ts';
 import type { Command } from './command.ts';
 import { Failed, UsageError } from './errors.ts';
 import { table } from './output.ts';
 
-interface ScopeRow {
-  id: string;
-  name: string;
-  path?: string;
-}
+/** An org, team or project, as the API's OpenAPI document describes them (api.gen.ts, `npm run api-types`). */
+type ScopeRow =
+  | components['schemas']['Org']
+  | components['schemas']['Team']
+  | components['schemas']['Project'];
 
 const LEVELS = [
   { kind: 'org', a: 'an org', plural: 'orgs', parentField: null, example: 'Acme', parentWord: null },
@@ -28,7 +29,7 @@ const normalize = (path: string) =>
     .map((segment) => segment.trim().toLowerCase())
     .join('/');
 
-const pathOf = (row: ScopeRow) => row.path ?? row.name;
+const pathOf = (row: ScopeRow) => ('path' in row ? row.path : row.name);
 
 /** Orgs, teams and projects: create, list, rm; one shape for the three levels, as in the API. */
 export const TENANCY_COMMANDS: Command[] = LEVELS.flatMap(

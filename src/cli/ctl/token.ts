@@ -1,25 +1,12 @@
+import type { components } from './api.gen.ts';
 import type { Command } from './command.ts';
 import { UsageError } from './errors.ts';
 import { table } from './output.ts';
 import { parseResources } from './resources.ts';
 
-interface Issued {
-  name: string;
-  role: string;
-  scope: string | null;
-  token: string;
-}
-
-interface TokenRow {
-  name: string;
-  role: string;
-  scope: string | null;
-  scope_name: string | null;
-  models: string[] | null;
-  created_by: string;
-  created_at: string;
-  expires_at: string | null;
-}
+// The API's answers as its OpenAPI document describes them (api.gen.ts, `npm run api-types`).
+type Issued = components['schemas']['IssuedToken'];
+type TokenRow = components['schemas']['Token'];
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 

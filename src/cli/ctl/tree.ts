@@ -1,17 +1,10 @@
-import type { Resources } from '../../domain/resources.ts';
+import type { components } from './api.gen.ts';
 import type { Command } from './command.ts';
 import { table } from './output.ts';
 import { formatResourceOption, formatUsage } from './resources.ts';
 
-interface TreeNode {
-  scope: string;
-  kind: string;
-  name: string;
-  quota: { guarantee?: Resources; limit?: Resources } | null;
-  holds: Resources;
-  borrowed: Resources;
-  children: TreeNode[];
-}
+/** A scope of the tree, as the API's OpenAPI document describes it (api.gen.ts, `npm run api-types`). */
+type TreeNode = components['schemas']['TreeNode'];
 
 /** Depth first, each scope's name indented under its parent. */
 function rows(nodes: TreeNode[], depth = 0): (string | null)[][] {
