@@ -15,9 +15,10 @@ export const BLOCKS_PER_REPLICA = 20_000;
 /**
  * A replica takes a request for its cached prefix only while it has at most this many times its share
  * of the model's requests in flight (plus one): past it the request goes elsewhere, and a popular
- * prefix spreads over replicas instead of queueing on one.
+ * prefix spreads over replicas instead of queueing on one. Not lower: a request sent away pays its
+ * whole prefill, and at 1.5 those few moves were the slowest 1% (docs/gateway.md "Prefix routing").
  */
-export const LOAD_FACTOR = 1.5;
+export const LOAD_FACTOR = 2;
 
 /**
  * A prompt's text as blocks of BLOCK_CHARS, each named by a hash of it and of every block before it:
