@@ -83,7 +83,11 @@ export function createProxyHandler(parts: GatewayParts) {
       }
       log.error(`gateway: POST ${incoming.url} failed: ${String(error)}`);
       if (client.headersSent) return void client.destroy();
-      refuse(client, new Refusal('internal', 'the gateway failed to handle this request; its log says why'));
+      refuse(
+        client,
+        new Refusal('internal', 'the gateway failed to handle this request; its log says why'),
+        requestId,
+      );
     }
   }
 

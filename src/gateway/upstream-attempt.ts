@@ -139,12 +139,12 @@ class Attempt implements Dispatcher.DispatchHandlers {
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    this.dispatcher = fresh ? new Client(targetOf(upstream.endpoint).origin, UNDICI_TIMEOUTS) : pool;
+    this.dispatcher = fresh ? new Client(targetOf(upstream).origin, UNDICI_TIMEOUTS) : pool;
   }
 
   send() {
     const { request, upstream, parts } = this;
-    const target = targetOf(upstream.endpoint);
+    const target = targetOf(upstream);
     parts.metrics.replicaRequests.inc({ model: request.model, replica: upstream.id });
     // One timer at a time: until the first byte, the first-byte timeout (or what is left of the
     // request's time, if less); after it, what is left of the request's time.
@@ -334,17 +334,18 @@ interface Target {
   base: string;
 }
 
-/** Parsed once per replica endpoint: a URL parse per request costs more than it should. */
-// A Map, not lru-cache: lru-cache's get costs 75 ns against a Map's 53 on this hot path (npm run bench --
-// libraries), and a few per replica never reach 10,000.
-const targets = new Map<string, Target>();
-function targetOf(endpoint: string): Target {
-  let target = targets.get(endpoint);
+/**
+ * Parsed once per replica as the routing table gives it (a URL parse per request costs more than it
+ * should). Keyed by the Upstream itself: the table makes new ones at each read, and the old ones' entries
+ * go with them, so nothing here needs a bound.
+ */
+const targets = new WeakMap<Upstream, Target>();
+function targetOf(upstream: Upstream): Target {
+  let target = targets.get(upstream);
   if (!target) {
-    const url = new URL(endpoint);
+    const url = new URL(upstream.endpoint);
     target = { origin: url.origin, base: url.pathname.replace(/\/$/, '') };
-    if (targets.size >= 10_000) targets.clear();
-    targets.set(endpoint, target);
+    targets.set(upstream, target);
   }
   return target;
 }

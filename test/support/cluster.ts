@@ -72,7 +72,10 @@ export async function decisionSaying(stack: Stack, model: string, pattern: RegEx
       timeoutMs,
     );
   } catch (error) {
-    const newest = (await decisions(stack, model)).slice(0, 3).map((d) => `${d.action}: ${d.reason}`);
+    // A store that cannot be read says nothing more: the timeout is still what failed.
+    const newest = await decisions(stack, model)
+      .then((all) => all.slice(0, 3).map((d) => `${d.action}: ${d.reason}`))
+      .catch(() => []);
     throw new Error(`${(error as Error).message}; the newest decisions: ${newest.join(' | ') || 'none'}`);
   }
 }
