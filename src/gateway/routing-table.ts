@@ -8,8 +8,17 @@ import { listModels, type StoredModel } from '../store/models.ts';
 import { listReplicas } from '../store/replicas.ts';
 import { listScopes } from '../store/tenancy.ts';
 
-/** How often the table is read again: a replica that became ready gets requests within this. */
-export const ROUTES_REFRESH_MS = 500;
+/**
+ * The channel the store's writes of what the table shows notify (migration 024_routes_notify.sql): a
+ * replica that became ready gets requests as soon as the table has read it again, some milliseconds.
+ */
+export const ROUTES_CHANNEL = 'llmgw_routes';
+
+/**
+ * How often the table is read again though no notification came: one lost (its listening connection
+ * lost and made again meanwhile) is made up for within this.
+ */
+export const ROUTES_SAFETY_READ_MS = 15_000;
 
 /** A ready replica that serves requests at `endpoint` (the OpenAI API's base URL, ending in /v1). */
 export interface Upstream {
@@ -32,8 +41,11 @@ export interface Route {
 }
 
 /**
- * Where each model's requests may go, read from the store every ROUTES_REFRESH_MS: one read of the
- * models, scopes and ready replicas for all requests, instead of reads per request.
+ * Where each model's requests may go, read from the store when it notifies a change (ROUTES_CHANNEL),
+ * and every ROUTES_SAFETY_READ_MS in case: one read of the models, scopes and ready replicas for all
+ * requests, instead of reads per request. A read every 500 ms instead cost each gateway process its
+ * event loop for the read's length twice a second, under load too, and made new Upstream objects each
+ * time (their parsed addresses with them).
  */
 export class RoutingTable {
   private routes = new Map<string, Route>();
@@ -41,7 +53,15 @@ export class RoutingTable {
   /** When the latest read began: what was stored before then, it sees. */
   private readStartedAt = Number.NEGATIVE_INFINITY;
   private reading?: Promise<void>;
+  /** A change was notified during the read under way, which may have begun before it: read again. */
+  private stale = false;
+  private running = false;
   private timer?: NodeJS.Timeout;
+  private unlisten?: () => Promise<void>;
+  /** Which registration on ROUTES_CHANNEL acts (listen()). */
+  private generation = 0;
+  /** Each replica's Upstream as last read, kept while unchanged (upstream-attempt.ts keys on it). */
+  private upstreams = new Map<string, Upstream>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -51,19 +71,24 @@ export class RoutingTable {
     private readonly settings: Pick<PolicySettings, 'defaultConcurrency'> = DEFAULT_POLICY_SETTINGS,
     /** Gateway processes that share the replicas' slots (workers.ts): each gets this share of them. */
     private readonly slotShare = 1,
+    private readonly safetyReadMs = ROUTES_SAFETY_READ_MS,
   ) {}
 
   /** Reads the table, then keeps it fresh until stop(). */
   async start(): Promise<void> {
+    this.running = true;
+    // Listening first: a change made while the first read is under way is notified.
+    await this.listen();
     await this.refresh();
-    this.timer = setInterval(() => {
-      this.refresh().catch((error) => this.log.warn(`gateway: could not read the routes: ${String(error)}`));
-    }, ROUTES_REFRESH_MS);
+    this.timer = setInterval(() => void this.safetyRead(), this.safetyReadMs);
     this.timer.unref();
   }
 
   stop() {
+    this.running = false;
     clearInterval(this.timer);
+    void this.unlisten?.().catch(() => {});
+    this.unlisten = undefined;
   }
 
   /**
@@ -105,8 +130,53 @@ export class RoutingTable {
   refresh(): Promise<void> {
     this.reading ??= this.read().finally(() => {
       this.reading = undefined;
+      if (this.stale) this.changed();
     });
     return this.reading;
+  }
+
+  /**
+   * The store notified a change, or the listening connection was made (again, after one lost: what it
+   * missed meanwhile is read now). Notifications while a read is under way make one read after it.
+   */
+  private changed() {
+    if (!this.running) return;
+    if (this.reading) {
+      this.stale = true;
+      return;
+    }
+    this.stale = false;
+    this.refresh().catch((error) => this.log.warn(`gateway: could not read the routes: ${String(error)}`));
+  }
+
+  /**
+   * Listens on ROUTES_CHANNEL, again at each safety read: postgres.js listens again by itself after a
+   * lost connection, but drops the listener if that fails (the store still down) and does not try again.
+   * While the channel is listened on, registering again costs no query. Only the latest registration
+   * acts: one that postgres.js made again after a lost connection cannot be unregistered (its handle is
+   * postgres.js's own), and stays, inert.
+   */
+  private async listen() {
+    const generation = ++this.generation;
+    const notified = () => {
+      if (generation === this.generation) this.changed();
+    };
+    const previous = this.unlisten;
+    const { unlisten } = await this.sql.listen(ROUTES_CHANNEL, notified, notified);
+    if (!this.running) return unlisten();
+    this.unlisten = unlisten;
+    await previous?.();
+  }
+
+  private async safetyRead() {
+    try {
+      await this.listen();
+    } catch (error) {
+      this.log.warn(`gateway: could not listen for changes of the routes: ${String(error)}`);
+    }
+    await this.refresh().catch((error) =>
+      this.log.warn(`gateway: could not read the routes: ${String(error)}`),
+    );
   }
 
   private async read() {
@@ -121,19 +191,25 @@ export class RoutingTable {
     const byName = new Map(models.map((model) => [model.name, model]));
     const measurements = new Map(measured.map((m) => [`${m.model}/${m.profile}`, m]));
     const replicas = new Map<string, Upstream[]>();
+    const upstreams = new Map<string, Upstream>();
     for (const replica of ready) {
       if (!replica.endpoint) continue;
       const list = replicas.get(replica.model) ?? [];
       const profile = byName.get(replica.model)?.profiles.find((p) => p.name === replica.profile);
       const measurement = measurements.get(`${replica.model}/${replica.profile}`);
-      const slots = concurrencyOf(profile, measurement, this.settings);
-      list.push({
-        id: replica.id,
-        endpoint: replica.endpoint,
-        slots: slots === undefined ? undefined : Math.max(1, Math.ceil(slots / this.slotShare)),
-      });
+      const concurrency = concurrencyOf(profile, measurement, this.settings);
+      const slots =
+        concurrency === undefined ? undefined : Math.max(1, Math.ceil(concurrency / this.slotShare));
+      const known = this.upstreams.get(replica.id);
+      const upstream =
+        known?.endpoint === replica.endpoint && known.slots === slots
+          ? known
+          : { id: replica.id, endpoint: replica.endpoint, slots };
+      upstreams.set(replica.id, upstream);
+      list.push(upstream);
       replicas.set(replica.model, list);
     }
+    this.upstreams = upstreams;
     this.tree = tree;
     this.routes = new Map(
       models

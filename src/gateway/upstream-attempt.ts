@@ -336,8 +336,8 @@ interface Target {
 
 /**
  * Parsed once per replica as the routing table gives it (a URL parse per request costs more than it
- * should). Keyed by the Upstream itself: the table makes new ones at each read, and the old ones' entries
- * go with them, so nothing here needs a bound.
+ * should). Keyed by the Upstream itself: the table keeps a replica's while its endpoint and slots stay
+ * the same, and the entry of one it replaced goes with it, so nothing here needs a bound.
  */
 const targets = new WeakMap<Upstream, Target>();
 function targetOf(upstream: Upstream): Target {
