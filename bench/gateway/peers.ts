@@ -60,7 +60,7 @@ async function startLlmgw(stack: Awaited<ReturnType<typeof startStack>>, port: n
     if (Date.now() > deadline || child.exitCode !== null) throw new Error('llmgw gateway did not start');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  // Every worker has read the routes (each reads them every 500 ms).
+  // Every worker has read the routes (each at its start, and again when the store notifies a change).
   await new Promise((resolve) => setTimeout(resolve, 1500));
   return {
     url,

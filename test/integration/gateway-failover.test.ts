@@ -136,7 +136,7 @@ describe('the gateway when a replica dies mid-stream', () => {
 
   it('a replica that starts draining gets no new requests', async () => {
     await stack.sql`update replicas set state = 'draining' where id = 'chat-a'`;
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // the routing table reads every 500 ms
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // the routing table reads it some ms after (notified)
     const controller = new AbortController();
     const streams = await Promise.all(Array.from({ length: 6 }, () => stream(10_000, controller.signal)));
     const running = async (id: string) => {
