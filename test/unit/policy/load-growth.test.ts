@@ -314,10 +314,9 @@ describe('properties of headroom and scale-down', () => {
 
   it('a queue piling up adds no rise: the memory keeps what it learned when the requests began to wait', () => {
     const queue = fc.array(
-      fc.tuple(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 200 })).map(([waiting, running]) => [
-        running + waiting,
-        waiting,
-      ]),
+      fc
+        .tuple(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 200 }))
+        .map(([waiting, running]) => [running + waiting, waiting]),
       { minLength: 1, maxLength: 12 },
     );
     fc.assert(
