@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { nodeTaskQueue } from '../domain/node-work.ts';
 import type { Resources } from '../domain/resources.ts';
+import { Repeating } from '../repeating.ts';
 import { ControlPlane } from './control-plane.ts';
 import type { EngineUser } from './engine-user.ts';
 import { detectCapacity } from './gpus.ts';
@@ -113,7 +114,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (!(load instanceof Error)) await control.reportLoad(replica, load);
     }
   };
-  const loops = [every(options.heartbeatMs, beat, log), every(options.scrapeMs ?? 1000, scrape, log)];
+  const failed = (error: unknown) => log.warn(String(error));
+  const loops = [
+    new Repeating(beat, options.heartbeatMs, failed),
+    new Repeating(scrape, options.scrapeMs ?? 1000, failed),
+  ];
+  for (const loop of loops) loop.start();
   let stopping: Promise<void> | null = null;
   return {
     done,
@@ -131,25 +137,3 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 }
 
 let runtimeInstalled = false;
-
-/** Runs `work` every `ms`, one at a time; a failure is logged and the next one tried. */
-function every(ms: number, work: () => Promise<void>, log: Pick<Console, 'warn'>) {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  const loop = () => {
-    running = work()
-      .catch((error) => log.warn(String(error)))
-      .finally(() => {
-        running = null;
-        if (timer) timer = setTimeout(loop, ms);
-      });
-  };
-  timer = setTimeout(loop, ms);
-  return {
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await running;
-    },
-  };
-}

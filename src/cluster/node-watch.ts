@@ -1,7 +1,7 @@
 import type { Reconcilers } from '../reconcilers/client.ts';
+import { Repeating } from '../repeating.ts';
 import type { Sql } from '../store/db.ts';
 import { loseSilentNodes } from '../store/node-liveness.ts';
-import { Repeating } from './repeating.ts';
 
 /**
  * Loses the agents' nodes silent for `lostAfterMs` with their replicas (store/node-liveness.ts), and

@@ -9,6 +9,8 @@ export interface GrowthMemory {
   rises: { at: number; growth: number; top: number; withinMs: number }[];
   /** Replicas seen pending or starting by the last pass: id -> created_at (their time to ready is observed). */
   settling: Record<string, number>;
+  /** The last load seen had requests waiting for a slot (a queue that goes on piling up is not a rise). */
+  queued?: true;
   /** The last time to ready observed for one of its replicas (ms). */
   readyMs?: number;
 }

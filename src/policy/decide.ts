@@ -62,7 +62,7 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   const growth = observeLoad(
     memory.growth,
     view.now,
-    load.inFlight,
+    load.inFlight === null ? null : load,
     view.replicasOfModel(model.name),
     view.settings,
   );

@@ -3,6 +3,12 @@ import type { BurstHeadroom, GrowthMemory, RisingBurst } from '../domain/growth.
 
 export type { BurstHeadroom, RisingBurst };
 
+/** The load a pass planned on: requests in flight (running and waiting), and of those the waiting ones. */
+export interface SeenLoad {
+  inFlight: number;
+  waiting: number;
+}
+
 import type { Dimension, Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
@@ -41,7 +47,7 @@ export const startDelayOf = (growth: GrowthMemory | undefined, settings: PolicyS
 export function observeLoad(
   growth: GrowthMemory | undefined,
   now: number,
-  load: number | null,
+  seen: SeenLoad | null,
   replicas: readonly Replica[],
   settings: PolicySettings,
 ): GrowthMemory {
@@ -62,6 +68,11 @@ export function observeLoad(
   const span = settings.burstMemoryMs;
   let rises = before.rises.filter((r) => now - r.at < span);
   let lows = before.lows.filter(([at]) => now - at <= delay);
+  // Requests that still wait after waiting at the last pass are a queue piling up behind replicas that
+  // are not ready yet: the same burst, waiting, not load that grew. Learned as a rise, they would keep
+  // room for the queue long after it is served.
+  const piling = seen !== null && seen.waiting > 0 && before.queued === true;
+  const load = seen === null || piling ? null : seen.inFlight;
   if (load !== null) {
     const lowest = Math.min(load, ...lows.map(([, value]) => value));
     const grew = load - lowest;
@@ -77,7 +88,13 @@ export function observeLoad(
     lows = [...lows.filter(([, value]) => value < load), [now, load]];
     if (lows.length > MAX_LOWS) lows = [lows[0], ...lows.slice(lows.length - MAX_LOWS + 1)];
   }
-  return { lows, rises, settling, ...(readyMs !== undefined && { readyMs }) };
+  return {
+    lows,
+    rises,
+    settling,
+    ...(readyMs !== undefined && { readyMs }),
+    ...(seen !== null && seen.waiting > 0 && { queued: true as const }),
+  };
 }
 
 /** A rise's weight at `now`: whole when seen, none once the memory's span has passed (linear between). */

@@ -3,9 +3,11 @@ import type { PolicySettings } from '../domain/snapshot.ts';
 import type { View } from './view.ts';
 
 /** L for a model, or why it is unknown (never reported, or older than the staleness bound). */
-export type LoadReading = { inFlight: number; why?: undefined } | { inFlight: null; why: string };
+export type LoadReading =
+  | { inFlight: number; waiting: number; why?: undefined }
+  | { inFlight: null; waiting?: undefined; why: string };
 
-/** Requests in flight (running + waiting) from the latest reports, when they are fresh enough to act on. */
+/** Requests in flight (running + waiting; the waiting ones apart too) from the latest reports, when they are fresh enough to act on. */
 export function loadOf(view: View, model: string): LoadReading {
   return loadReading(view.snapshot.load[model], view.now, view.settings);
 }
@@ -21,5 +23,5 @@ export function loadReading(
   if (age > settings.loadStaleMs) {
     return { inFlight: null, why: `load unknown (last report ${Math.round(age / 1000)} s ago)` };
   }
-  return { inFlight: load.in_flight + load.waiting };
+  return { inFlight: load.in_flight + load.waiting, waiting: load.waiting };
 }

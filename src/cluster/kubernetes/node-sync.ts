@@ -2,6 +2,7 @@ import type { CoreV1Api, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { EngineLoad } from '../../domain/engine-metrics.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
+import { Repeating } from '../../repeating.ts';
 import { recordEvent } from '../../store/audit.ts';
 import type { Sql } from '../../store/db.ts';
 import {
@@ -12,7 +13,6 @@ import {
 } from '../../store/kubernetes-nodes.ts';
 import { applyReplicaReport } from '../../store/replica-reports.ts';
 import { getReplica, modelsWaitingOn } from '../../store/replicas.ts';
-import { Repeating } from '../repeating.ts';
 import { Informer, type Watcher } from './informer.ts';
 import { podName, REPLICA_LABEL } from './pod.ts';
 import { statusOf } from './pod-activities.ts';

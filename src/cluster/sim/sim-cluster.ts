@@ -1,7 +1,7 @@
 import type { ClusterDriver } from '../../domain/cluster-driver.ts';
 import type { Reconcilers } from '../../reconcilers/client.ts';
+import { Repeating } from '../../repeating.ts';
 import type { Sql } from '../../store/db.ts';
-import { Repeating } from '../repeating.ts';
 import type { SimServing } from './serving.ts';
 
 export interface SimOptions {

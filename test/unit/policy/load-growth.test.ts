@@ -34,15 +34,20 @@ import {
 const S = DEFAULT_POLICY_SETTINGS;
 const MIN = 60 * SECOND;
 
+/** A load in flight with none waiting, or [in flight, of which waiting]. */
+type Seen = number | [number, number];
+const asSeen = (load: Seen) =>
+  typeof load === 'number' ? { inFlight: load, waiting: 0 } : { inFlight: load[0], waiting: load[1] };
+
 /** Memory after passes that saw these loads, one every `gapMs`, starting at NOW. */
-function seen(loads: number[], gapMs = 10 * SECOND) {
+function seen(loads: Seen[], gapMs = 10 * SECOND) {
   let growth: ModelMemory['growth'];
-  for (const [i, load] of loads.entries()) growth = observeLoad(growth, NOW + i * gapMs, load, [], S);
+  for (const [i, load] of loads.entries()) growth = observeLoad(growth, NOW + i * gapMs, asSeen(load), [], S);
   return growth!;
 }
 
 describe('observeLoad: the rises a model showed within one start delay', () => {
-  const cases: Record<string, { loads: number[]; gapMs?: number; growth: number[] }> = {
+  const cases: Record<string, { loads: Seen[]; gapMs?: number; growth: number[] }> = {
     'a steady load shows none': { loads: [20, 20, 20, 20], growth: [] },
     'a falling load shows none': { loads: [30, 20, 10, 0], growth: [] },
     'a rise within the start delay counts from the lowest load seen in it': {
@@ -54,6 +59,22 @@ describe('observeLoad: the rises a model showed within one start delay', () => {
       gapMs: 20 * SECOND,
       growth: [30],
     },
+    'a rise that makes requests wait counts them: they arrived at once': {
+      loads: [4, [44, 20]],
+      growth: [40],
+    },
+    'a queue that goes on piling up behind starting replicas is not a rise': {
+      loads: [4, [44, 20], [90, 66], [150, 126]],
+      growth: [40],
+    },
+    'once the queue is served, what runs counts again, from the lowest load before the burst': {
+      loads: [4, [44, 20], [90, 66], 30, 70],
+      growth: [66],
+    },
+    'a queue seen again after a pass without one counts again': {
+      loads: [4, [44, 20], 10, [80, 40]],
+      growth: [76],
+    },
   };
   for (const [name, { loads, gapMs, growth }] of Object.entries(cases)) {
     it(name, () => {
@@ -64,11 +85,11 @@ describe('observeLoad: the rises a model showed within one start delay', () => {
 
   it('learns the start delay from a replica seen starting, then ready', () => {
     const starting = { id: 'r9', state: 'starting' as const, created_at: NOW } as never;
-    const before = observeLoad(undefined, NOW + SECOND, 0, [starting], S);
+    const before = observeLoad(undefined, NOW + SECOND, asSeen(0), [starting], S);
     const after = observeLoad(
       before,
       NOW + 45 * SECOND,
-      0,
+      asSeen(0),
       [{ ...(starting as object), state: 'ready' } as never],
       S,
     );
@@ -286,6 +307,23 @@ describe('properties of headroom and scale-down', () => {
           bare = { ...plain.memory, growth: undefined };
           assert.deepEqual(windowOf(mem), windowOf(bare));
         }
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('a queue piling up adds no rise: the memory keeps what it learned when the requests began to wait', () => {
+    const queue = fc.array(
+      fc
+        .tuple(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 200 }))
+        .map(([waiting, running]) => [running + waiting, waiting]),
+      { minLength: 1, maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(loads, queue, (before, waits) => {
+        const onset = seen([...before, waits[0] as [number, number]]);
+        const piled = seen([...before, ...(waits as [number, number][])]);
+        assert.deepEqual(piled.rises, onset.rises);
       }),
       { numRuns: NUM_RUNS },
     );

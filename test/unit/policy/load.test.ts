@@ -13,10 +13,13 @@ const reported = (inFlight: number, waiting: number, ageMs: number): Snapshot =>
 describe('loadOf: L, or why it is unknown', () => {
   const cases: Record<string, { s: Snapshot; want: LoadReading }> = {
     'never reported': { s: chatScene(), want: { inFlight: null, why: 'load never reported' } },
-    'running and waiting requests count alike': { s: reported(28, 3, 0), want: { inFlight: 31 } },
+    'running and waiting requests count alike, the waiting ones also apart': {
+      s: reported(28, 3, 0),
+      want: { inFlight: 31, waiting: 3 },
+    },
     'a report as old as the staleness bound (60 s) still counts': {
       s: reported(5, 0, 60 * SECOND),
-      want: { inFlight: 5 },
+      want: { inFlight: 5, waiting: 0 },
     },
     'an older one is unknown, and says how old': {
       s: reported(5, 0, 61 * SECOND),
