@@ -51,15 +51,25 @@ async function cacheCounts(urls: string[]) {
   );
 }
 
-/** How the gateway chose replicas, from its metrics: `prefix=…, balanced=…`. */
-async function selections(gateway: string): Promise<string> {
+/** How a gateway has chosen replicas so far, from its metrics: count per reason. */
+async function selections(gateway: string): Promise<Map<string, number>> {
   const text = await (
     await fetch(`${gateway}/metrics`, { headers: { authorization: `Bearer ${stack.metricsToken}` } })
   ).text();
-  return [...text.matchAll(/llmgw_gateway_selections_total\{model="bench",reason="(\w+)"\} (\d+)/g)]
-    .map(([, reason, count]) => `${reason}=${count}`)
-    .join(', ');
+  return new Map(
+    [...text.matchAll(/llmgw_gateway_selections_total\{model="bench",reason="(\w+)"\} (\d+)/g)].map(
+      ([, reason, count]) => [reason, Number(count)],
+    ),
+  );
 }
+
+/** The choices of one run, `prefix=…, balanced=…`: the gateway outlives the run, its counters too. */
+const choicesSince = (before: Map<string, number>, after: Map<string, number>) =>
+  [...after]
+    .map(([reason, count]) => [reason, count - (before.get(reason) ?? 0)] as const)
+    .filter(([, count]) => count > 0)
+    .map(([reason, count]) => `${reason}=${count}`)
+    .join(', ');
 
 interface Load {
   ttfts: number[];
@@ -125,6 +135,7 @@ try {
       }
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const router = await start(engines.urls);
+      const chosenBefore = name.startsWith('llmgw') ? await selections(router.url) : new Map();
       const argv = [
         '--import',
         'tsx',
@@ -139,7 +150,9 @@ try {
       const load = JSON.parse(stdout) as Load;
       const counts = await cacheCounts(engines.urls);
       if (name.startsWith('llmgw'))
-        console.log(`  round ${round + 1}, ${name}: choices ${await selections(router.url)}`);
+        console.log(
+          `  round ${round + 1}, ${name}: choices ${choicesSince(chosenBefore, await selections(router.url))}`,
+        );
       await router.stop();
       engines.child.stdin!.end();
       const queries = counts.reduce((sum, c) => sum + c.queries, 0);
