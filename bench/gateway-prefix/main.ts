@@ -3,16 +3,17 @@
 // history, opening with one of 40 system prompts of 1,000 words) and 4 simulated engines with a
 // prefix cache (30,000 tokens each, 0.25 ms per prompt token not cached), in interleaved rounds. Each
 // run gets fresh engines (empty caches) and the round's conversations; the clients and engines run in
-// processes of their own, llmgw's gateways in this one. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
+// processes of their own, and so does each router: llmgw's two as `llmgw gateway` processes (one worker
+// each), sglang-router as its own. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
 // share of prompt tokens one engine got (1.0: a quarter each).
 // Reproduce: npm run bench -- gateway-prefix [--seconds 15] [--rounds 2] [--users 32] [--no-peers]
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { runGateway } from '../../src/cli/gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
+import { startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { startPeer } from '../support/peer-routers.ts';
 
 const { values } = parseArgs({
@@ -50,15 +51,25 @@ async function cacheCounts(urls: string[]) {
   );
 }
 
-/** How the gateway chose replicas, from its metrics: `prefix=…, balanced=…`. */
-async function selections(gateway: string): Promise<string> {
+/** How a gateway has chosen replicas so far, from its metrics: count per reason. */
+async function selections(gateway: string): Promise<Map<string, number>> {
   const text = await (
     await fetch(`${gateway}/metrics`, { headers: { authorization: `Bearer ${stack.metricsToken}` } })
   ).text();
-  return [...text.matchAll(/llmgw_gateway_selections_total\{model="bench",reason="(\w+)"\} (\d+)/g)]
-    .map(([, reason, count]) => `${reason}=${count}`)
-    .join(', ');
+  return new Map(
+    [...text.matchAll(/llmgw_gateway_selections_total\{model="bench",reason="(\w+)"\} (\d+)/g)].map(
+      ([, reason, count]) => [reason, Number(count)],
+    ),
+  );
 }
+
+/** The choices of one run, `prefix=…, balanced=…`: the gateway outlives the run, its counters too. */
+const choicesSince = (before: Map<string, number>, after: Map<string, number>) =>
+  [...after]
+    .map(([reason, count]) => [reason, count - (before.get(reason) ?? 0)] as const)
+    .filter(([, count]) => count > 0)
+    .map(([reason, count]) => `${reason}=${count}`)
+    .join(', ');
 
 interface Load {
   ttfts: number[];
@@ -70,16 +81,16 @@ const quantile = (samples: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 };
 
-const stack = await startStack({ gateway: true });
-const lifGateway = await runGateway({
-  config: {
-    ...stack.config,
-    gateway: { ...stack.config.gateway, routing: 'least-in-flight', instance: 'lif' },
-  },
-  sql: stack.sql,
-  temporalAddress: stack.temporalAddress,
-  port: 0,
-  log: { warn() {}, error: console.error },
+const stack = await startStack();
+// Each of llmgw's routings in a gateway process of its own, as in production and as each peer runs:
+// the bench's own process (the API the gateways report load to) takes nothing from their event loops.
+const prefixGateway = await startLlmgwGateway(stack, {
+  LLMGW_GATEWAY_ROUTING: 'prefix',
+  LLMGW_GATEWAY_INSTANCE: 'prefix',
+});
+const lifGateway = await startLlmgwGateway(stack, {
+  LLMGW_GATEWAY_ROUTING: 'least-in-flight',
+  LLMGW_GATEWAY_INSTANCE: 'lif',
 });
 const results: Record<string, number> = {};
 try {
@@ -94,7 +105,7 @@ try {
     values ('cpu-1', ${stack.sql.json({ cores: 64, memory_gib: 256 })}, null, '{}', 'ready')`;
   const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
   const routers: [string, (urls: string[]) => Promise<{ url: string; stop(): Promise<void> }>][] = [
-    ['llmgw prefix', async () => ({ url: stack.gatewayUrl!, stop: async () => {} })],
+    ['llmgw prefix', async () => ({ url: prefixGateway.url, stop: async () => {} })],
     ['llmgw least-in-flight', async () => ({ url: lifGateway.url, stop: async () => {} })],
   ];
   if (!values['no-peers']) {
@@ -124,6 +135,7 @@ try {
       }
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const router = await start(engines.urls);
+      const chosenBefore = name.startsWith('llmgw') ? await selections(router.url) : new Map();
       const argv = [
         '--import',
         'tsx',
@@ -138,7 +150,9 @@ try {
       const load = JSON.parse(stdout) as Load;
       const counts = await cacheCounts(engines.urls);
       if (name.startsWith('llmgw'))
-        console.log(`  round ${round + 1}, ${name}: choices ${await selections(router.url)}`);
+        console.log(
+          `  round ${round + 1}, ${name}: choices ${choicesSince(chosenBefore, await selections(router.url))}`,
+        );
       await router.stop();
       engines.child.stdin!.end();
       const queries = counts.reduce((sum, c) => sum + c.queries, 0);
@@ -177,6 +191,6 @@ try {
       .join(' ')}`,
   );
 } finally {
-  await lifGateway.stop();
+  await Promise.all([prefixGateway.stop(), lifGateway.stop()]);
   await stack.stop();
 }

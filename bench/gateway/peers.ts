@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { treeCpuSeconds } from '../support/cpu-seconds.ts';
+import { startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
 import { load, quantile } from './load-runner.ts';
 
@@ -34,43 +35,6 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
   load(base, key, mode, concurrency, seconds);
-
-/** `llmgw gateway` as a process of its own on `port`, reading the stack's store; resolves once it answers. */
-async function startLlmgw(stack: Awaited<ReturnType<typeof startStack>>, port: number) {
-  // To profile the gateway alone: GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
-  const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, 'bin/llmgw.mjs', 'gateway'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.databaseUrl,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      LLMGW_TASK_QUEUE: stack.config.taskQueue,
-      LLMGW_GATEWAY_PORT: String(port),
-      LLMGW_GATEWAY_WORKERS: values.workers,
-      LLMGW_GATEWAY_INSTANCE: 'bench',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('llmgw gateway did not start');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  // Every worker has read the routes (each at its start, and again when the store notifies a change).
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  return {
-    url,
-    child,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
 
 type Router = 'llmgw' | PeerName;
 const ROUTERS: Router[] = (['llmgw', ...Object.keys(PEERS)] as Router[]).filter(
@@ -105,7 +69,7 @@ try {
   const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
   const urls = {} as Record<Router, string>;
   const pids = {} as Record<Router, number>;
-  const llmgw = await startLlmgw(stack, await closedPort());
+  const llmgw = await startLlmgwGateway(stack, { LLMGW_GATEWAY_WORKERS: values.workers! });
   running.push(llmgw);
   urls.llmgw = llmgw.url;
   pids.llmgw = llmgw.child.pid!;
