@@ -28,13 +28,18 @@ const random = () => {
 const agent = new Agent({ keepAlive: true, maxSockets: Number(users) });
 const url = new URL('/v1/chat/completions', base);
 const ttfts: number[] = [];
+/** Each TTFT's turn in its conversation (0: the first, with the system prompt alone before it). */
+const turns: number[] = [];
 let failed = 0;
 let conversations = 0;
-const until = performance.now() + Number(seconds) * 1000;
+const began = performance.now();
+const until = began + Number(seconds) * 1000;
+/** When each request was sent, ms after the run began. */
+const sent: number[] = [];
 
 /** One streamed request: when its first chunk came, after it was sent. */
 const send = (messages: unknown[]) =>
-  new Promise<{ status: number; ttft: number }>((resolve, reject) => {
+  new Promise<{ status: number; ttft: number; at: number }>((resolve, reject) => {
     const body = JSON.stringify({ model: 'bench', stream: true, max_tokens: ANSWER_TOKENS, messages });
     const sentAt = performance.now();
     const sent = request(
@@ -53,7 +58,7 @@ const send = (messages: unknown[]) =>
         reply.on('data', () => {
           ttft ||= performance.now() - sentAt;
         });
-        reply.on('end', () => resolve({ status: reply.statusCode ?? 0, ttft }));
+        reply.on('end', () => resolve({ status: reply.statusCode ?? 0, ttft, at: sentAt - began }));
         reply.on('error', reject);
       },
     );
@@ -70,9 +75,12 @@ async function user() {
     for (let turn = 0; turn < TURNS && performance.now() < until; turn++) {
       messages.push({ role: 'user', content: words(`c${id}t${turn}w`, USER_WORDS) });
       try {
-        const { status, ttft } = await send(messages);
-        if (status === 200) ttfts.push(ttft);
-        else failed++;
+        const { status, ttft, at } = await send(messages);
+        if (status === 200) {
+          ttfts.push(ttft);
+          turns.push(turn);
+          sent.push(at);
+        } else failed++;
       } catch {
         failed++;
       }
@@ -82,4 +90,4 @@ async function user() {
 }
 
 await Promise.all(Array.from({ length: Number(users) }, user));
-console.log(JSON.stringify({ ttfts, failed, conversations }));
+console.log(JSON.stringify({ ttfts, turns, sent, failed, conversations }));
