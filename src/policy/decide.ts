@@ -59,13 +59,7 @@ export function decideModel(input: Snapshot | View, modelName: string, memory: M
   if (!model) return unknownModel(modelName);
   const figures = modelFigures(view, model);
   const load = loadOf(view, model.name);
-  const growth = observeLoad(
-    memory.growth,
-    view.now,
-    load.inFlight === null ? null : load,
-    view.replicasOfModel(model.name),
-    view.settings,
-  );
+  const growth = observeLoad(memory.growth, view.now, load, view.replicasOfModel(model.name), view.settings);
   const common: Common = {
     model: model.name,
     rejected: [],

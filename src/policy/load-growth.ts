@@ -3,18 +3,12 @@ import type { BurstHeadroom, GrowthMemory, RisingBurst } from '../domain/growth.
 
 export type { BurstHeadroom, RisingBurst };
 
-/** The load a pass planned on: requests in flight (running and waiting), and of those the waiting ones. */
-export interface SeenLoad {
-  inFlight: number;
-  waiting: number;
-}
-
 import type { Dimension, Resources } from '../domain/resources.ts';
 import type { ScopeKey } from '../domain/scope.ts';
 import type { PolicySettings } from '../domain/snapshot.ts';
 import { isBorrowed } from './guarantee.ts';
 import { holdsOf } from './holdings.ts';
-import { loadOf } from './load.ts';
+import { type LoadReading, loadOf } from './load.ts';
 import { modelFigures } from './model-figures.ts';
 import { reclaimingScope } from './reclaim.ts';
 import type { View } from './view.ts';
@@ -38,7 +32,7 @@ export const startDelayOf = (growth: GrowthMemory | undefined, settings: PolicyS
   growth?.readyMs ?? settings.startDelayMs;
 
 /**
- * The memory after a pass that saw `load` in flight (null: unknown) and the model's replicas at `now`:
+ * The memory after a pass that saw `seen` (the load, known or not) and the model's replicas at `now`:
  * - a replica seen settling before and ready now was ready within `now - created_at`: its time to ready;
  * - the load's rise within one start delay (the load now less the lowest seen within it), when above 0,
  *   is remembered with the load it reached, for the memory's span; rises that a later one at least as
@@ -47,7 +41,7 @@ export const startDelayOf = (growth: GrowthMemory | undefined, settings: PolicyS
 export function observeLoad(
   growth: GrowthMemory | undefined,
   now: number,
-  seen: SeenLoad | null,
+  seen: LoadReading,
   replicas: readonly Replica[],
   settings: PolicySettings,
 ): GrowthMemory {
@@ -71,8 +65,9 @@ export function observeLoad(
   // Requests that still wait after waiting at the last pass are a queue piling up behind replicas that
   // are not ready yet: the same burst, waiting, not load that grew. Learned as a rise, they would keep
   // room for the queue long after it is served.
-  const piling = seen !== null && seen.waiting > 0 && before.queued === true;
-  const load = seen === null || piling ? null : seen.inFlight;
+  const waiting = seen.waiting ?? 0;
+  const piling = waiting > 0 && before.queued === true;
+  const load = piling ? null : seen.inFlight;
   if (load !== null) {
     const lowest = Math.min(load, ...lows.map(([, value]) => value));
     const grew = load - lowest;
@@ -93,7 +88,7 @@ export function observeLoad(
     rises,
     settling,
     ...(readyMs !== undefined && { readyMs }),
-    ...(seen !== null && seen.waiting > 0 && { queued: true as const }),
+    ...(waiting > 0 && { queued: true as const }),
   };
 }
 

@@ -7,7 +7,10 @@ export type LoadReading =
   | { inFlight: number; waiting: number; why?: undefined }
   | { inFlight: null; waiting?: undefined; why: string };
 
-/** Requests in flight (running + waiting; the waiting ones apart too) from the latest reports, when they are fresh enough to act on. */
+/**
+ * Requests in flight (running + waiting), and the waiting ones apart, from the latest reports, when
+ * they are fresh enough to act on.
+ */
 export function loadOf(view: View, model: string): LoadReading {
   return loadReading(view.snapshot.load[model], view.now, view.settings);
 }
