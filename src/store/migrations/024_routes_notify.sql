@@ -10,18 +10,17 @@ begin
 end;
 $$;
 
-create trigger routes_changed after insert or update or delete or truncate on models
-  for each statement execute function notify_routes();
-create trigger routes_changed after insert or update or delete or truncate on profiles
-  for each statement execute function notify_routes();
-create trigger routes_changed after insert or update or delete or truncate on measurements
-  for each statement execute function notify_routes();
-create trigger routes_changed after insert or update or delete or truncate on orgs
-  for each statement execute function notify_routes();
-create trigger routes_changed after insert or update or delete or truncate on teams
-  for each statement execute function notify_routes();
-create trigger routes_changed after insert or update or delete or truncate on projects
-  for each statement execute function notify_routes();
+do $$
+declare
+  shown text;
+begin
+  foreach shown in array array['models', 'profiles', 'measurements', 'orgs', 'teams', 'projects'] loop
+    execute format(
+      'create trigger routes_changed after insert or update or delete or truncate on %I '
+      'for each statement execute function notify_routes()', shown);
+  end loop;
+end;
+$$;
 
 -- Replicas are written often (placed, starting, reported, stopped): only a change the table shows
 -- notifies, that of a replica that is or was ready, in its state, endpoint, model or profile.
