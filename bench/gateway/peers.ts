@@ -51,7 +51,7 @@ const engineChild: ChildProcess = spawn(
 );
 const [line] = (await once(engineChild.stdout!, 'data')) as [Buffer];
 const engines: string[] = JSON.parse(line.toString()).urls;
-const running: { url: string; child: ChildProcess; stop(): Promise<void> }[] = [];
+const running: { url: string; child: ChildProcess; stop(): Promise<unknown> }[] = [];
 try {
   await stack.call('POST', '/api/v1/orgs', { name: 'Bench' });
   await stack.call('PUT', '/api/v1/models/bench', {

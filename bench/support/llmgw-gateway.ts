@@ -1,15 +1,12 @@
 // `llmgw gateway` as a process of its own, as it runs in production, for the benchmarks that set it
 // beside other routers: each router then has its own process, and the bench's process (the API, the
 // store's client) takes nothing from the gateway's event loop.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { closedPort } from '../../test/support/ports.ts';
-import type { startStack } from '../../test/support/stack.ts';
+import { type LlmgwProcess, runLlmgw } from '../../test/support/split-stack.ts';
+import { eventually, type startStack } from '../../test/support/stack.ts';
 
-export interface LlmgwGateway {
+export interface LlmgwGateway extends LlmgwProcess {
   url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
 }
 
 /**
@@ -22,37 +19,29 @@ export async function startLlmgwGateway(
   settings: Record<string, string> = {},
 ): Promise<LlmgwGateway> {
   const port = await closedPort();
-  const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, 'bin/llmgw.mjs', 'gateway'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
+  const gateway = runLlmgw(
+    'gateway',
+    {
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
       LLMGW_TASK_QUEUE: stack.config.taskQueue,
       LLMGW_GATEWAY_PORT: String(port),
       LLMGW_GATEWAY_INSTANCE: 'bench',
       ...settings,
     },
-  });
+    process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean),
+  );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('llmgw gateway did not start');
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await eventually(
+    'llmgw gateway to answer',
+    async () => {
+      if (gateway.child.exitCode !== null) throw new Error(`it exited: ${gateway.output()}`);
+      return (await fetch(`${url}/healthz`)).ok;
+    },
+    60_000,
+  );
   // Every worker has read the routes (each at its start, and again when the store notifies a change).
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  return {
-    url,
-    child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
+  return { ...gateway, url };
 }

@@ -1,18 +1,17 @@
 // `llmgw gateway` with LLMGW_GATEWAY_WORKERS=2: two processes share the port, both serve requests, and
 // each reports its load as a source of its own (gateway:<instance>-w1, -w2), so their counts add up.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
 import { closedPort } from '../support/ports.ts';
+import { type LlmgwProcess, runLlmgw } from '../support/split-stack.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 describe('llmgw gateway with two worker processes', () => {
   let stack: Stack;
   let engine: SimEngine;
-  let gateway: ChildProcess;
+  let gateway: LlmgwProcess;
   let url: string;
 
   before(async () => {
@@ -36,24 +35,18 @@ describe('llmgw gateway with two worker processes', () => {
         'ready', now(), ${`${engine.url}/v1`})`;
     const port = await closedPort();
     url = `http://127.0.0.1:${port}`;
-    gateway = spawn(process.execPath, ['bin/llmgw.mjs', 'gateway'], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.databaseUrl,
-        TEMPORAL_ADDRESS: stack.temporalAddress,
-        LLMGW_TASK_QUEUE: stack.config.taskQueue,
-        LLMGW_GATEWAY_PORT: String(port),
-        LLMGW_GATEWAY_WORKERS: '2',
-        LLMGW_GATEWAY_INSTANCE: 'gw',
-      },
+    gateway = runLlmgw('gateway', {
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
+      LLMGW_TASK_QUEUE: stack.config.taskQueue,
+      LLMGW_GATEWAY_PORT: String(port),
+      LLMGW_GATEWAY_WORKERS: '2',
+      LLMGW_GATEWAY_INSTANCE: 'gw',
     });
   });
   after(async () => {
-    if (gateway && gateway.exitCode === null) {
-      gateway.kill('SIGTERM');
-      await once(gateway, 'exit');
-    }
+    await gateway?.stop();
     await engine?.stop();
     await stack?.stop();
   });

@@ -69,11 +69,15 @@ export interface LlmgwProcess {
 }
 
 /**
- * `node bin/llmgw.mjs <command>` configured only by `env`: nothing of the caller's
+ * `node [nodeArgs] bin/llmgw.mjs <command>` configured only by `env`: nothing of the caller's
  * settings (its LLMGW_*, DATABASE_URL, TEMPORAL_*, PORT) reaches it.
  */
-export function runLlmgw(command: 'serve' | 'worker' | 'gateway', env: Record<string, string>): LlmgwProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'llmgw.mjs'), command], {
+export function runLlmgw(
+  command: 'serve' | 'worker' | 'gateway',
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): LlmgwProcess {
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'llmgw.mjs'), command], {
     cwd: ROOT,
     env: stackEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
