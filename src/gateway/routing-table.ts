@@ -128,11 +128,16 @@ export class RoutingTable {
 
   /** One read at a time: callers that ask during a read share it. */
   refresh(): Promise<void> {
-    this.reading ??= this.read().finally(() => {
+    // A read that has hung past a safety read's interval (a connection the store never answers on) is
+    // left behind: shared, it would keep the table as it was for good. Only the newest read applies.
+    if (this.reading && this.now() - this.readStartedAt <= this.safetyReadMs) return this.reading;
+    const reading = this.read().finally(() => {
+      if (this.reading !== reading) return;
       this.reading = undefined;
       if (this.stale) this.changed();
     });
-    return this.reading;
+    this.reading = reading;
+    return reading;
   }
 
   /**
@@ -157,13 +162,17 @@ export class RoutingTable {
    * postgres.js's own), and stays, inert.
    */
   private async listen() {
-    const generation = ++this.generation;
+    // Its generation once registered: a try the store refused takes none, so the registration before it
+    // (which postgres.js may yet make again by itself) keeps acting. Until then, its own first
+    // onlisten is passed over: start() and safetyRead() read after listening anyway.
+    let generation = -1;
     const notified = () => {
       if (generation === this.generation) this.changed();
     };
     const previous = this.unlisten;
     const { unlisten } = await this.sql.listen(ROUTES_CHANNEL, notified, notified);
     if (!this.running) return unlisten();
+    generation = ++this.generation;
     this.unlisten = unlisten;
     await previous?.();
   }
@@ -181,12 +190,14 @@ export class RoutingTable {
 
   private async read() {
     this.readStartedAt = this.now();
+    const started = this.readStartedAt;
     const [models, scopes, ready, measured] = await Promise.all([
       listModels(this.sql),
       listScopes(this.sql),
       listReplicas(this.sql, { state: 'ready' }),
       listMeasurements(this.sql),
     ]);
+    if (started !== this.readStartedAt) return; // a newer read began: this one was left behind
     const tree = scopeTree(scopes);
     const byName = new Map(models.map((model) => [model.name, model]));
     const measurements = new Map(measured.map((m) => [`${m.model}/${m.profile}`, m]));

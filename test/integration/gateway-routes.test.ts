@@ -199,6 +199,13 @@ describe('the routing table, kept fresh by the store', () => {
       assert.equal(await listening(), others, 'no connection listens while the store is down');
       await relay.up();
       await eventually('listening again', async () => (await listening()) === others + 1, 5000);
+      // A read begun as the store came back may hang on a connection made then; the next safety read
+      // leaves it behind. What is asked here is the notification once reads go through again.
+      await eventually(
+        'a read through the store again',
+        () => Promise.race([routes.refresh().then(() => true), sleep(300).then(() => false)]),
+        5000,
+      );
       const id = await addReplica('relisten', 'ready');
       const read = await msUntil(() => routed(routes, 'relisten').includes(id), 2000);
       assert.ok(
