@@ -3,22 +3,43 @@ import { type Action, type Identity, may } from '../contracts/permissions.ts';
 import type { Sql } from '../store/db.ts';
 import { Refusal } from './errors.ts';
 
-/** How long a key's answer is kept: a revoked key stops working on every gateway within this. */
+/** How long a key's answer is used: a revoked key stops working on every gateway within this. */
 export const KEY_CACHE_MS = 2000;
+/**
+ * Past this age an answer still in use is read again in the background: a key in steady use never waits
+ * on the store, which at each expiry held up every request that came during the read (the p99's tail).
+ */
+export const KEY_REFRESH_MS = KEY_CACHE_MS / 2;
 /** Kept answers at most; past it the cache starts again, so unknown keys sprayed at it cannot grow it. */
 const KEY_CACHE_MAX = 10_000;
 
+/** What the store says of a key (authenticate.ts `identify`). */
+export type KeyLookup = (secret: string, now: number) => ReturnType<typeof identify>;
+
+interface Answer {
+  /** When the read that gave it began: the answer is no older than the store's state then. */
+  at: number;
+  identity: Identity | null;
+}
+
 /**
  * Finds the identity of a request's API key (`Authorization: Bearer <key>`), as the API does, but keeps
- * each answer for KEY_CACHE_MS: a store read per request would cost more than the gateway may add.
+ * each answer for KEY_CACHE_MS: a store read per request would cost more than the gateway may add. One
+ * read per key at a time: the requests that come while it runs share it.
  */
 export class GatewayKeys {
-  private readonly answers = new Map<string, { at: number; identity: Identity | null }>();
+  private readonly answers = new Map<string, Answer>();
+  private readonly reading = new Map<string, { at: number; answer: Promise<Answer> }>();
 
   constructor(
-    private readonly sql: Sql,
+    private readonly lookup: KeyLookup,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** The keys of the store behind `sql`. */
+  static of(sql: Sql): GatewayKeys {
+    return new GatewayKeys((secret, now) => identify(sql, secret, now));
+  }
 
   /** The caller, refused unless its role may do `action` at all. */
   async caller(authorization: string | undefined, action: Action): Promise<Identity> {
@@ -36,17 +57,34 @@ export class GatewayKeys {
         'an API key is needed: send the header Authorization: Bearer <key> (a client key from llmgw ctl token create --role client)',
       );
     }
-    const at = this.now();
     let answer = this.answers.get(secret);
-    if (!answer || at - answer.at >= KEY_CACHE_MS) {
-      const found = await identify(this.sql, secret, at);
-      if (this.answers.size >= KEY_CACHE_MAX) this.answers.clear();
-      answer = { at, identity: 'identity' in found ? found.identity : null };
-      this.answers.set(secret, answer);
-    }
-    if (!answer.identity) {
+    const age = answer ? this.now() - answer.at : Number.POSITIVE_INFINITY;
+    if (age >= KEY_CACHE_MS) answer = await this.read(secret);
+    // A failed read ahead of time changes nothing: the answer expires, and the next request reads.
+    else if (age >= KEY_REFRESH_MS) this.read(secret).catch(() => {});
+    if (!answer?.identity) {
       throw new Refusal('unknown_key', 'this API key is unknown, was revoked or expired');
     }
     return answer.identity;
+  }
+
+  /** A read of the key, shared with the one under way unless that began too long ago to wait on. */
+  private read(secret: string): Promise<Answer> {
+    const now = this.now();
+    const under = this.reading.get(secret);
+    if (under && now - under.at < KEY_CACHE_MS) return under.answer;
+    const answer = this.lookup(secret, now).then((found) => {
+      const read = { at: now, identity: 'identity' in found ? found.identity : null };
+      if (this.answers.size >= KEY_CACHE_MAX) this.answers.clear();
+      if ((this.answers.get(secret)?.at ?? -Infinity) < now) this.answers.set(secret, read);
+      return read;
+    });
+    const reading = { at: now, answer };
+    this.reading.set(secret, reading);
+    const done = () => {
+      if (this.reading.get(secret) === reading) this.reading.delete(secret);
+    };
+    answer.then(done, done);
+    return answer;
   }
 }

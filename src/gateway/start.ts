@@ -96,7 +96,7 @@ export async function startGateway(options: {
   await table.start();
   health.start();
   const parts = {
-    keys: new GatewayKeys(sql),
+    keys: GatewayKeys.of(sql),
     table,
     admission,
     forwarder,

@@ -233,5 +233,11 @@ export async function eventually<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+  throw new Error(`timed out waiting for ${what}${last ? `: ${withCauses(last)}` : ''}`);
+}
+
+/** An error and the errors it wraps: a client's ServiceError says what failed only in its cause. */
+function withCauses(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause === undefined ? String(error) : `${String(error)} (cause: ${withCauses(cause)})`;
 }
