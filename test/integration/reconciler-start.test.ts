@@ -26,10 +26,16 @@ describe('creating a model starts its reconciler', () => {
     });
     assert.equal(put.status, 201, JSON.stringify(put.body));
     const handle = stack.temporal.workflow.getHandle(reconcilerId('chat'));
-    const state = await eventually('a pass of the reconciler', async () => {
-      const view = await handle.query(stateQuery);
-      return view.passes > 0 && view.lastDecision ? view : undefined;
-    });
+    // The worker's first workflow, which loads the workflow bundle first: a CI run on a busy machine
+    // found no pass within 20 s (its cause unseen: the queries failed), and the next test none either.
+    const state = await eventually(
+      'a pass of the reconciler',
+      async () => {
+        const view = await handle.query(stateQuery);
+        return view.passes > 0 && view.lastDecision ? view : undefined;
+      },
+      60_000,
+    );
     assert.equal(state.model, 'chat');
     assert.ok(state.lastDecision?.reason, 'the query returns the last decision');
     const decisions = await stack.call('GET', '/api/v1/models/chat/decisions');
