@@ -163,8 +163,14 @@ try {
       ? Math.min(...peers.map((p) => values[p]))
       : Math.max(...peers.map((p) => values[p]));
     // A ratio above 1 is llmgw worse, whichever way the figure goes. An added time at or below 0 (the
-    // router's run was luckier than the direct one, on a busy machine) has no ratio.
-    const ratio = best <= 0 ? Number.NaN : figure.lowerIsBetter ? values.llmgw / best : best / values.llmgw;
+    // router's run was luckier than the direct one, on a busy machine) has no ratio, nor has a run of
+    // llmgw alone (--only llmgw).
+    const ratio =
+      peers.length === 0 || best <= 0
+        ? Number.NaN
+        : figure.lowerIsBetter
+          ? values.llmgw / best
+          : best / values.llmgw;
     console.log(
       `| ${figure.name} | ${ROUTERS.map((r) => values[r].toFixed(figure.digits)).join(' | ')} | ${ratio.toFixed(2)} |`,
     );
@@ -173,8 +179,8 @@ try {
     if (!Number.isNaN(ratio)) result[`${figure.key}_ratio`] = Number(ratio.toFixed(2));
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
-  result.rps_ratio = result.rps_64_ratio;
-  result.ttft_added_p50_ratio_64 = result.ttft_added_p50_64_ratio;
+  if ('rps_64_ratio' in result) result.rps_ratio = result.rps_64_ratio;
+  if ('ttft_added_p50_64_ratio' in result) result.ttft_added_p50_ratio_64 = result.ttft_added_p50_64_ratio;
   console.log(
     `RESULT gateway-peers ${Object.entries(result)
       .map(([name, value]) => `${name}=${value}`)
