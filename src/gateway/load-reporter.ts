@@ -83,15 +83,24 @@ export class LoadReporter {
     for (const counts of this.models.values()) clearTimeout(counts.timer);
   }
 
+  // Runs at every request's start and end: a report already timed is left as it is (it sends the
+  // counts as they are when it fires), so that no request sets a timer of its own.
   private schedule(model: string, counts: ModelCounts) {
     if (counts.sending) return; // sent again when the report under way is done
-    clearTimeout(counts.timer);
     const total = counts.inFlight + counts.waiting;
     const { sent } = counts;
-    if (!sent || reportsAtOnce(sent.total, total, counts.capacity)) return void this.flush(model, counts);
-    if (total === sent.total) return;
+    if (!sent || reportsAtOnce(sent.total, total, counts.capacity)) {
+      clearTimeout(counts.timer);
+      counts.timer = undefined;
+      return void this.flush(model, counts);
+    }
+    if (counts.timer || total === sent.total) return;
     counts.timer = setTimeout(
-      () => this.flush(model, counts),
+      () => {
+        counts.timer = undefined;
+        // Back where it was last reported: nothing to send.
+        if (counts.inFlight + counts.waiting !== counts.sent?.total) void this.flush(model, counts);
+      },
       Math.max(0, sent.at + REPORT_GAP_MS - this.now()),
     );
     counts.timer.unref();
@@ -106,7 +115,10 @@ export class LoadReporter {
     } catch (error) {
       this.log.warn(`gateway: could not report the load of ${model}: ${String(error)}`);
       counts.sending = false;
-      counts.timer = setTimeout(() => this.flush(model, counts), RETRY_AFTER_MS);
+      counts.timer = setTimeout(() => {
+        counts.timer = undefined;
+        void this.flush(model, counts);
+      }, RETRY_AFTER_MS);
       counts.timer.unref();
       return;
     }

@@ -54,6 +54,23 @@ describe('LoadReporter', () => {
     ]);
   });
 
+  it('sets one timer between two reports, however many requests start and end (not one each), and sends nothing for a load back where it was', async () => {
+    const { reporter, sent } = setUp();
+    reporter.change('m', 3, 0);
+    await pass(10);
+    const timers = mock.method(globalThis, 'setTimeout');
+    for (let i = 0; i < 100; i++) {
+      reporter.change('m', 1, 0);
+      reporter.change('m', -1, 0);
+    }
+    reporter.change('m', 1, 0);
+    assert.equal(timers.mock.callCount(), 1);
+    reporter.change('m', -1, 0);
+    await pass(REPORT_GAP_MS + 20);
+    timers.mock.restore();
+    assert.deepEqual(sent, [[0, 3, 0]]);
+  });
+
   it('sends at once a rise over the capacity at SLO, however soon; a fall waits for the gap', async () => {
     const { reporter, sent } = setUp(4);
     reporter.change('m', 4, 0);
