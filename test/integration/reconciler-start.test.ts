@@ -95,10 +95,16 @@ describe('a reconciler keeps its history small', () => {
     });
     const firstRun = (await started.describe()).runId;
     const handle = stack.temporal.workflow.getHandle(reconcilerId('tiny'));
-    const next = await eventually('a second run', async () => {
-      const d = await handle.describe();
-      return d.runId !== firstRun ? d : undefined;
-    });
+    // A fresh worker's first workflow waits for its bundle and first pass: 60 s on a busy machine
+    // (CI's run beside a compile did not see the second run within the default 20 s).
+    const next = await eventually(
+      'a second run',
+      async () => {
+        const d = await handle.describe();
+        return d.runId !== firstRun ? d : undefined;
+      },
+      60_000,
+    );
     assert.equal(next.status.name, 'RUNNING');
     const view = await handle.query(stateQuery);
     assert.equal(view.model, 'tiny');
