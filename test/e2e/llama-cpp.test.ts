@@ -16,6 +16,8 @@ import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent }
 import { ok, settledAt } from '../support/cluster.ts';
 import { ctl } from '../support/ctl.ts';
 import { runGuidellm } from '../support/guidellm.ts';
+import { closedPort } from '../support/ports.ts';
+import { runLlmgw } from '../support/split-stack.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 import { testTool } from '../support/test-tools.ts';
 
@@ -167,6 +169,71 @@ describe('llama.cpp through llmgw', () => {
       30_000,
     );
     assert.equal(sources.length, 2);
+  });
+
+  it("conversations routed by prefix find their history in llama.cpp's prompt cache, routed by load half as often", async () => {
+    // The stack's gateway routes by prefix (the default); a second one, a process of its own, by load
+    // alone, in front of the same two replicas. Each sends 6 conversations of 4 turns, one request at a
+    // time (so that routing by load is a coin toss between two idle replicas), each turn resending its
+    // history after a system prompt of its own: neither run can find the other's prompts cached.
+    const port = await closedPort();
+    const byLoad = runLlmgw('gateway', {
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
+      LLMGW_TASK_QUEUE: stack.config.taskQueue,
+      LLMGW_GATEWAY_PORT: String(port),
+      LLMGW_GATEWAY_INSTANCE: 'by-load',
+      LLMGW_GATEWAY_ROUTING: 'least-in-flight',
+    });
+    try {
+      const loadClient = new OpenAI({
+        apiKey: openai.apiKey,
+        baseURL: `http://127.0.0.1:${port}/v1`,
+        maxRetries: 0,
+      });
+      await eventually(
+        'the least-in-flight gateway to list the model',
+        async () => (await loadClient.models.list()).data.some((m) => m.id === MODEL),
+        60_000,
+      );
+      const conversations = async (client: OpenAI, run: string) => {
+        let prompt = 0;
+        let cached = 0;
+        /** llama.cpp's own time prefilling (its answer's `timings.prompt_ms`). */
+        let prefillMs = 0;
+        for (let c = 0; c < 6; c++) {
+          const words = Array.from({ length: 200 }, (_, i) => `${run}${c}w${(i * 7919) % 1000}`);
+          const messages: OpenAI.ChatCompletionMessageParam[] = [
+            { role: 'system', content: words.join(' ') },
+          ];
+          for (let turn = 0; turn < 4; turn++) {
+            messages.push({ role: 'user', content: `question ${turn} of conversation ${c}` });
+            const answer = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 1 });
+            prefillMs += (answer as { timings?: { prompt_ms?: number } }).timings?.prompt_ms ?? 0;
+            prompt += answer.usage?.prompt_tokens ?? 0;
+            cached += answer.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+            messages.push({ role: 'assistant', content: answer.choices[0].message.content ?? '' });
+          }
+        }
+        return { prompt, cached, prefilled: prompt - cached, prefillMs };
+      };
+      const byPrefix = await conversations(openai, 'p');
+      const loadOnly = await conversations(loadClient, 'l');
+      const line = (name: string, r: typeof byPrefix) =>
+        `${name}: ${r.prompt} prompt tokens, ${r.cached} found in llama.cpp's cache (${((100 * r.cached) / r.prompt).toFixed(1)}%), ${r.prefilled} prefilled in ${Math.round(r.prefillMs)} ms`;
+      console.info(`${line('by prefix', byPrefix)}\n${line('by load', loadOnly)}`);
+      assert.ok(byPrefix.prompt > 0 && loadOnly.prompt > 0, 'llama.cpp counts the prompt tokens');
+      // By prefix, a conversation's later turns go where its history is: only its first turn prefills
+      // the system prompt. By load, a later turn lands on the other replica with odds of 1/2, and the
+      // first to do so prefills the whole history again (7 conversations in 8 over 4 turns).
+      assert.ok(
+        byPrefix.prefilled < 0.75 * loadOnly.prefilled,
+        `by prefix ${byPrefix.prefilled} tokens prefilled, by load ${loadOnly.prefilled}`,
+      );
+    } finally {
+      await byLoad.stop();
+    }
   });
 
   it('ctl bench against one replica three times: the same capacity at SLO each time, stored', async () => {
