@@ -171,7 +171,7 @@ describe('llama.cpp through llmgw', () => {
     assert.equal(sources.length, 2);
   });
 
-  it("conversations routed by prefix find their history in llama.cpp's prompt cache, routed by load half as often", async () => {
+  it("conversations routed by prefix find more of their history in llama.cpp's prompt cache than routed by load", async () => {
     // The stack's gateway routes by prefix (the default); a second one, a process of its own, by load
     // alone, in front of the same two replicas. Each sends 6 conversations of 4 turns, one request at a
     // time (so that routing by load is a coin toss between two idle replicas), each turn resending its
