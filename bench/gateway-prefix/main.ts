@@ -11,9 +11,9 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
-import { startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { startPeer } from '../support/peer-routers.ts';
 
 const { values } = parseArgs({

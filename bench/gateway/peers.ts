@@ -12,10 +12,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { treeCpuSeconds } from '../support/cpu-seconds.ts';
-import { startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
 import { load, quantile } from './load-runner.ts';
 

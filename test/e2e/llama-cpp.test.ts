@@ -16,8 +16,7 @@ import { type AgentProcess, agentGrant, engineRecords, killEngines, spawnAgent }
 import { ok, settledAt } from '../support/cluster.ts';
 import { ctl } from '../support/ctl.ts';
 import { runGuidellm } from '../support/guidellm.ts';
-import { closedPort } from '../support/ports.ts';
-import { runLlmgw } from '../support/split-stack.ts';
+import { startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 import { testTool } from '../support/test-tools.ts';
 
@@ -176,26 +175,16 @@ describe('llama.cpp through llmgw', () => {
     // alone, in front of the same two replicas. Each sends 6 conversations of 4 turns, one request at a
     // time (so that routing by load is a coin toss between two idle replicas), each turn resending its
     // history after a system prompt of its own: neither run can find the other's prompts cached.
-    const port = await closedPort();
-    const byLoad = runLlmgw('gateway', {
-      DATABASE_URL: stack.databaseUrl,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
-      LLMGW_TASK_QUEUE: stack.config.taskQueue,
-      LLMGW_GATEWAY_PORT: String(port),
+    const byLoad = await startLlmgwGateway(stack, {
       LLMGW_GATEWAY_INSTANCE: 'by-load',
       LLMGW_GATEWAY_ROUTING: 'least-in-flight',
     });
     try {
-      const loadClient = new OpenAI({
-        apiKey: openai.apiKey,
-        baseURL: `http://127.0.0.1:${port}/v1`,
-        maxRetries: 0,
-      });
+      const loadClient = new OpenAI({ apiKey: openai.apiKey, baseURL: `${byLoad.url}/v1`, maxRetries: 0 });
       await eventually(
         'the least-in-flight gateway to list the model',
         async () => (await loadClient.models.list()).data.some((m) => m.id === MODEL),
-        60_000,
+        30_000,
       );
       const conversations = async (client: OpenAI, run: string) => {
         let prompt = 0;

@@ -4,15 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
-import { closedPort } from '../support/ports.ts';
-import { type LlmgwProcess, runLlmgw } from '../support/split-stack.ts';
+import { type LlmgwGateway, startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
 describe('llmgw gateway with two worker processes', () => {
   let stack: Stack;
   let engine: SimEngine;
-  let gateway: LlmgwProcess;
-  let url: string;
+  let gateway: LlmgwGateway;
 
   before(async () => {
     stack = await startStack({ nodes: [gpuNode('gpu-1', 8)] });
@@ -33,17 +31,7 @@ describe('llmgw gateway with two worker processes', () => {
       insert into replicas (id, model, profile, node, resources, state, created_at, endpoint)
       values ('chat-1', 'chat', 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
         'ready', now(), ${`${engine.url}/v1`})`;
-    const port = await closedPort();
-    url = `http://127.0.0.1:${port}`;
-    gateway = runLlmgw('gateway', {
-      DATABASE_URL: stack.databaseUrl,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.config.temporalNamespace,
-      LLMGW_TASK_QUEUE: stack.config.taskQueue,
-      LLMGW_GATEWAY_PORT: String(port),
-      LLMGW_GATEWAY_WORKERS: '2',
-      LLMGW_GATEWAY_INSTANCE: 'gw',
-    });
+    gateway = await startLlmgwGateway(stack, { LLMGW_GATEWAY_WORKERS: '2', LLMGW_GATEWAY_INSTANCE: 'gw' });
   });
   after(async () => {
     await gateway?.stop();
@@ -53,14 +41,13 @@ describe('llmgw gateway with two worker processes', () => {
 
   it('answers on one port from both processes, each its own load source', async () => {
     const key = await stack.token({ name: 'app', role: 'admin' });
-    await eventually('the gateway to answer', async () => (await fetch(`${url}/healthz`)).ok, 60_000);
     // Many requests at once, each on a connection of its own: the kernel deals them to the workers that
     // listen, and each worker reports the streams it holds. A worker still starting (a busy machine) gets
     // none of a round: the next round, 3 s of streams later, finds it listening.
     const round = () =>
       Promise.all(
         Array.from({ length: 24 }, () =>
-          fetch(`${url}/v1/chat/completions`, {
+          fetch(`${gateway.url}/v1/chat/completions`, {
             method: 'POST',
             headers: {
               authorization: `Bearer ${key}`,

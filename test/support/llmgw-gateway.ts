@@ -1,9 +1,10 @@
-// `llmgw gateway` as a process of its own, as it runs in production, for the benchmarks that set it
-// beside other routers: each router then has its own process, and the bench's process (the API, the
-// store's client) takes nothing from the gateway's event loop.
-import { closedPort } from '../../test/support/ports.ts';
-import { type LlmgwProcess, runLlmgw } from '../../test/support/split-stack.ts';
-import { eventually, type startStack } from '../../test/support/stack.ts';
+// `llmgw gateway` as a process of its own, as it runs in production, in front of a stack's store: for the
+// benchmarks that set it beside other routers (each router then has its own process, and the bench's
+// process, with the API and the store's client, takes nothing from the gateway's event loop) and for the
+// tests that run a gateway with settings of its own.
+import { closedPort } from './ports.ts';
+import { type LlmgwProcess, runLlmgw } from './split-stack.ts';
+import { eventually, type Stack } from './stack.ts';
 
 export interface LlmgwGateway extends LlmgwProcess {
   url: string;
@@ -15,7 +16,7 @@ export interface LlmgwGateway extends LlmgwProcess {
  * To profile it: GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
  */
 export async function startLlmgwGateway(
-  stack: Awaited<ReturnType<typeof startStack>>,
+  stack: Stack,
   settings: Record<string, string> = {},
 ): Promise<LlmgwGateway> {
   const port = await closedPort();
