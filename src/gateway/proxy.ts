@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { may } from '../contracts/permissions.ts';
 import type { Admission } from './admission.ts';
+import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
 import { REFUSALS, Refusal, refusalAnswer } from './errors.ts';
 import type { Forwarded, Forwarder } from './forwarder.ts';
 import type { GatewayKeys } from './keys.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { requestBlocks } from './prefix-routing.ts';
-import { readRoutedRequest } from './request-body.ts';
+import { readBody, routedRequest } from './request-body.ts';
 import type { RoutingTable } from './routing-table.ts';
 
 /** The OpenAI endpoints the gateway forwards to a model's replicas, by the body's `model`. */
@@ -35,23 +36,37 @@ export interface GatewayParts {
 /** A client's own request ID is kept if it is this short and printable; else one is made. */
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
+/** The path on the replica of a forwarded endpoint's request (POST only), else undefined. */
+function replicaPathOf(method: string | undefined, url: string): string | undefined {
+  if (method !== 'POST') return undefined;
+  const query = url.indexOf('?');
+  return REPLICA_PATHS.get(query < 0 ? url : url.slice(0, query));
+}
+
 /**
- * The forwarded endpoints, served on node:http's request and response as they come: Hono's adapter
+ * The forwarded endpoints, served on the request and answer as they come, with no Hono: its adapter
  * builds a Web Request, a context and a promise chain for each request, which cost more CPU than the
- * gateway's own work (docs/gateway.md "Speed"). Returns false for any other request: Hono serves it.
+ * gateway's own work (docs/gateway.md "Speed"). `front` serves what http1-front.ts read whole;
+ * `node` what node:http serves, and returns false for any other request: Hono serves it.
  */
 export function createProxyHandler(parts: GatewayParts) {
   const { keys, table, admission, forwarder, metrics } = parts;
   const log = parts.log ?? console;
 
-  async function proxy(incoming: IncomingMessage, client: ServerResponse, path: string) {
+  async function proxy(
+    head: ClientRequestHead,
+    source: Buffer | IncomingMessage,
+    client: ClientAnswer,
+    path: string,
+  ) {
     const arrivedAt = performance.now();
-    const given = incoming.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const given = head.requestId;
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     let model = '';
     try {
-      const identity = await keys.caller(incoming.headers.authorization, 'call-model');
-      const request = await readRoutedRequest(incoming, parts.maxBodyBytes);
+      const identity = await keys.caller(head.authorization, 'call-model');
+      const body = Buffer.isBuffer(source) ? source : await readBody(source, parts.maxBodyBytes);
+      const request = routedRequest(body);
       const route = await table.route(request.model);
       // A model outside the key's view is answered exactly as one that does not exist (status, body,
       // headers): names stay private (README "Security").
@@ -81,7 +96,7 @@ export function createProxyHandler(parts: GatewayParts) {
         metrics.requests.inc({ model, status: REFUSALS[error.kind].status });
         return refuse(client, error, requestId);
       }
-      log.error(`gateway: POST ${incoming.url} failed: ${String(error)}`);
+      log.error(`gateway: POST ${head.url} failed: ${String(error)}`);
       if (client.headersSent) return void client.destroy();
       refuse(
         client,
@@ -91,19 +106,27 @@ export function createProxyHandler(parts: GatewayParts) {
     }
   }
 
-  return (incoming: IncomingMessage, client: ServerResponse): boolean => {
-    if (incoming.method !== 'POST') return false;
-    const url = incoming.url ?? '';
-    const query = url.indexOf('?');
-    const path = REPLICA_PATHS.get(query < 0 ? url : url.slice(0, query));
-    if (path === undefined) return false;
-    void proxy(incoming, client, path);
-    return true;
+  return {
+    serves: (method: string, url: string) => replicaPathOf(method, url) !== undefined,
+    front(head: ClientRequestHead, body: Buffer, answer: ClientAnswer) {
+      const path = replicaPathOf('POST', head.url);
+      if (path !== undefined) void proxy(head, body, answer, path);
+    },
+    node(incoming: IncomingMessage, client: ServerResponse): boolean {
+      const url = incoming.url ?? '';
+      const path = replicaPathOf(incoming.method, url);
+      if (path === undefined) return false;
+      const { authorization } = incoming.headers;
+      const requestId = incoming.headers['x-request-id'];
+      const head = { url, authorization, requestId: typeof requestId === 'string' ? requestId : undefined };
+      void proxy(head, incoming, client, path);
+      return true;
+    },
   };
 }
 
 /** Aborted when the client leaves before its answer ended: asked for only by a request that waits. */
-function leaving(client: ServerResponse): AbortSignal {
+function leaving(client: ClientAnswer): AbortSignal {
   const controller = new AbortController();
   client.once('close', () => {
     if (!client.writableFinished) controller.abort(new Error('the client left'));
@@ -111,8 +134,9 @@ function leaving(client: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-function refuse(client: ServerResponse, refusal: Refusal, requestId?: string) {
+function refuse(client: ClientAnswer, refusal: Refusal, requestId?: string) {
   const { status, headers, body } = refusalAnswer(refusal);
   if (requestId) headers['x-request-id'] = requestId;
-  client.writeHead(status, headers).end(body);
+  client.writeHead(status, headers);
+  client.end(body);
 }

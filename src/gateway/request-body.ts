@@ -5,14 +5,8 @@ import { Refusal } from './errors.ts';
 /** What the gateway reads of a request; the rest passes to the replica as sent. */
 const RoutedRequestSchema = z.looseObject({ model: z.string().min(1).max(200) });
 
-/**
- * The body, read up to `maxBytes` (a chunked body is stopped there rather than held whole), and
- * the model it names.
- */
-export async function readRoutedRequest(
-  request: IncomingMessage,
-  maxBytes: number,
-): Promise<{ body: Buffer; model: string; fields: Record<string, unknown> }> {
+/** The body of a request node:http serves, read up to `maxBytes` (a chunked body is stopped there rather than held whole). */
+export async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const tooLarge = () =>
     new Refusal(
       'too_large',
@@ -32,7 +26,15 @@ export async function readRoutedRequest(
     request.once('end', () => resolve(read));
     request.once('error', reject);
   });
-  const body = Buffer.concat(chunks);
+  return Buffer.concat(chunks);
+}
+
+/** The body as JSON, and the model it names. */
+export function routedRequest(body: Buffer): {
+  body: Buffer;
+  model: string;
+  fields: Record<string, unknown>;
+} {
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));

@@ -9,6 +9,7 @@ import { GATEWAY_SOURCE, refreshLoadReports } from '../store/load.ts';
 import { Admission } from './admission.ts';
 import { createGatewayApp } from './app.ts';
 import { Forwarder, leastInFlight } from './forwarder.ts';
+import { createFront } from './http1-front.ts';
 import { GatewayKeys } from './keys.ts';
 import { LoadReporter, refreshEvery } from './load-reporter.ts';
 import { createGatewayMetrics } from './metrics.ts';
@@ -108,9 +109,16 @@ export async function startGateway(options: {
   };
   const proxy = createProxyHandler(parts);
   const app = getRequestListener(createGatewayApp(parts).fetch);
-  const server = createServer((incoming, client) => {
-    if (!proxy(incoming, client)) void app(incoming, client);
+  const fallback = createServer((incoming, client) => {
+    if (!proxy.node(incoming, client)) void app(incoming, client);
   });
+  const front = createFront({
+    serves: proxy.serves,
+    serve: proxy.front,
+    fallback,
+    maxBodyBytes: config.gateway.maxBodyBytes,
+  });
+  const { server } = front;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? config.gateway.port, config.host, resolve);
@@ -126,7 +134,7 @@ export async function startGateway(options: {
       reporter.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        front.closeAllConnections();
       });
     },
   };

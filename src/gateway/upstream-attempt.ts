@@ -1,6 +1,6 @@
-import type { ServerResponse } from 'node:http';
 import { Agent, Client, type Dispatcher } from 'undici';
 import type { GatewayConfig } from '../config.ts';
+import type { ClientAnswer } from './client-answer.ts';
 import { streamErrorEvent } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { ReplicaHealth } from './replica-health.ts';
@@ -12,7 +12,7 @@ export interface Forwarded {
   path: string;
   body: Buffer;
   /** The client's socket: the replica's answer is written to it as it comes. */
-  client: ServerResponse;
+  client: ClientAnswer;
   /** When the request arrived (performance.now()), for TTFT and end-to-end times. */
   arrivedAt: number;
   /** The client's `x-request-id`, or one made for it: sent to the replica, and in the gateway's log lines. */

@@ -1,0 +1,335 @@
+import { EventEmitter } from 'node:events';
+import { type Server as HttpServer, STATUS_CODES } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
+
+/**
+ * The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
+ * body, no Expect, no Upgrade) are read and answered here on the socket, with none of node:http's
+ * streams and objects, which cost more CPU a request than the gateway's own work (docs/gateway.md
+ * "Speed"). Any other request, and every later one on its connection, goes to `fallback`, a node:http
+ * server that does not listen itself: it answers what this does not read, and every malformed head.
+ */
+export interface FrontOptions {
+  /** Whether this request is one the front serves (a forwarded endpoint). */
+  serves(method: string, url: string): boolean;
+  /** Serves a request read whole: its answer goes to `answer`. */
+  serve(head: ClientRequestHead, body: Buffer, answer: ClientAnswer): void;
+  fallback: HttpServer;
+  /** The largest body read here; a larger one's request is node:http's (a 413 that reads no more). */
+  maxBodyBytes: number;
+}
+
+/**
+ * A head longer than this is node:http's, which answers 431 past its limit (16 KiB by default,
+ * --max-http-header-size); the front's heads are kept well below it.
+ */
+const MAX_HEAD_BYTES = 8 * 1024;
+/** Idle between requests: node:http's keepAliveTimeout, which the answers' Keep-Alive header says. */
+const KEEP_ALIVE_MS = 5000;
+/** A head or body that stops arriving part-way: given up on, as node:http's headersTimeout does. */
+const PARTIAL_REQUEST_MS = 60_000;
+const HEAD_END = Buffer.from('\r\n\r\n');
+const CRLF = '\r\n';
+
+export interface Front {
+  server: Server;
+  /** Closes every connection, the front's and those it gave to the fallback. */
+  closeAllConnections(): void;
+}
+
+export function createFront(options: FrontOptions): Front {
+  const open = new Set<Connection>();
+  const server = createServer({ noDelay: true }, (socket) => {
+    const connection = new Connection(socket, options, () => open.delete(connection));
+    open.add(connection);
+  });
+  return {
+    server,
+    closeAllConnections() {
+      for (const connection of open) connection.socket.destroy();
+      options.fallback.closeAllConnections();
+    },
+  };
+}
+
+/** A request head as the front reads it: undefined when it is not one the front serves. */
+interface Head extends ClientRequestHead {
+  method: string;
+  contentLength: number;
+  close: boolean;
+}
+
+/**
+ * Reads a head (up to the blank line): only `HTTP/1.1`, well-formed header lines, a Host (node:http
+ * answers 400 without one), at most one valid Content-Length, and no Transfer-Encoding, Expect or
+ * Upgrade, no control character but tabs; anything else is node:http's to answer. Authorization is
+ * taken from its first line and repeated X-Request-IDs joined, as node:http does.
+ */
+export function readHead(text: string): Head | undefined {
+  const firstEnd = text.indexOf(CRLF);
+  const requestLine = firstEnd < 0 ? text : text.slice(0, firstEnd);
+  const methodEnd = requestLine.indexOf(' ');
+  const urlEnd = requestLine.indexOf(' ', methodEnd + 1);
+  if (methodEnd <= 0 || urlEnd < 0 || requestLine.slice(urlEnd + 1) !== 'HTTP/1.1') return undefined;
+  if (CONTROL.test(requestLine)) return undefined;
+  const url = requestLine.slice(methodEnd + 1, urlEnd);
+  if (url.length === 0 || url.includes(' ')) return undefined;
+  const head: Head = {
+    method: requestLine.slice(0, methodEnd),
+    url,
+    authorization: undefined,
+    requestId: undefined,
+    contentLength: 0,
+    close: false,
+  };
+  let lengthSeen = false;
+  let hostSeen = false;
+  for (let start = firstEnd + 2; firstEnd >= 0 && start < text.length; ) {
+    const end = text.indexOf(CRLF, start);
+    const line = end < 0 ? text.slice(start) : text.slice(start, end);
+    start = end < 0 ? text.length : end + 2;
+    const colon = line.indexOf(':');
+    if (colon <= 0 || !TOKEN.test(line.slice(0, colon)) || CONTROL.test(line)) return undefined;
+    const value = withoutBlanks(line.slice(colon + 1));
+    switch (line.slice(0, colon).toLowerCase()) {
+      case 'content-length':
+        if (lengthSeen || !DIGITS.test(value)) return undefined;
+        lengthSeen = true;
+        head.contentLength = Number(value);
+        break;
+      case 'transfer-encoding':
+      case 'expect':
+      case 'upgrade':
+        return undefined;
+      case 'host':
+        hostSeen = true;
+        break;
+      case 'connection':
+        head.close = /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+        break;
+      case 'authorization':
+        head.authorization ??= value;
+        break;
+      case 'x-request-id':
+        // node:http joins repeated headers it does not know: the gateway then makes an ID of its own.
+        head.requestId = head.requestId === undefined ? value : `${head.requestId}, ${value}`;
+        break;
+    }
+  }
+  return hostSeen ? head : undefined;
+}
+
+/** A header name (RFC 9110's token), which also rules out folded lines (they begin with a space). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const DIGITS = /^\d{1,15}$/;
+/** What llhttp refuses in a line: control characters but the tab, a lone CR or LF among them. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/** A header's value without the spaces and tabs around it (only those, as HTTP defines them). */
+function withoutBlanks(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+/**
+ * One client connection while the front reads it: requests one at a time, in order (a pipelined one
+ * waits in `pending` until the answer before it ended).
+ */
+class Connection {
+  /** Bytes read and not yet a whole request. */
+  private pending: Buffer | undefined;
+  private answer: FrontAnswer | undefined;
+  /** The request in progress asked to close the connection after its answer. */
+  closeAfter = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly options: FrontOptions,
+    private readonly forget: () => void,
+  ) {
+    socket.on('data', this.onData);
+    socket.on('drain', this.onDrain);
+    socket.on('close', this.onClose);
+    socket.on('error', this.onError);
+    socket.setTimeout(KEEP_ALIVE_MS, this.onTimeout);
+  }
+
+  private readonly onData = (chunk: Buffer) => {
+    this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    if (this.answer) {
+      // A client sending far ahead of its answers waits for them, as node:http makes it.
+      if (this.pending.length > this.options.maxBodyBytes + MAX_HEAD_BYTES) this.socket.pause();
+      return;
+    }
+    this.read();
+  };
+
+  /** Serves each whole request in `pending`, one at a time; hands the connection over at the first it does not serve. */
+  private read() {
+    while (this.pending && !this.answer) {
+      const bytes = this.pending;
+      const headEnd = bytes.indexOf(HEAD_END);
+      if (headEnd < 0 && bytes.length <= MAX_HEAD_BYTES) {
+        this.socket.setTimeout(PARTIAL_REQUEST_MS);
+        return;
+      }
+      const head =
+        headEnd < 0 || headEnd > MAX_HEAD_BYTES ? undefined : readHead(bytes.toString('latin1', 0, headEnd));
+      if (
+        !head ||
+        head.contentLength > this.options.maxBodyBytes ||
+        !this.options.serves(head.method, head.url)
+      ) {
+        return this.handOver();
+      }
+      const bodyStart = headEnd + HEAD_END.length;
+      const bodyEnd = bodyStart + head.contentLength;
+      if (bytes.length < bodyEnd) {
+        this.socket.setTimeout(PARTIAL_REQUEST_MS);
+        return;
+      }
+      this.pending = bodyEnd < bytes.length ? bytes.subarray(bodyEnd) : undefined;
+      this.closeAfter = head.close;
+      this.socket.setTimeout(0);
+      this.answer = new FrontAnswer(this);
+      this.options.serve(head, bytes.subarray(bodyStart, bodyEnd), this.answer);
+    }
+  }
+
+  /** The answer in progress was written whole: the next request may be read. */
+  answered() {
+    this.answer = undefined;
+    if (this.closeAfter) return void this.socket.end();
+    this.socket.setTimeout(KEEP_ALIVE_MS);
+    this.socket.resume();
+    // Not within the answer's end(): its caller finishes first.
+    if (this.pending) process.nextTick(() => this.read());
+  }
+
+  /**
+   * node:http serves the connection from here on, from the request in `pending`: its listeners read
+   * what this had read, then the socket (the listeners node:http adds when it takes a connection).
+   */
+  private handOver() {
+    const { socket } = this;
+    const pending = this.pending;
+    this.pending = undefined;
+    socket.off('data', this.onData);
+    socket.off('drain', this.onDrain);
+    socket.off('close', this.onClose);
+    socket.off('error', this.onError);
+    socket.setTimeout(0);
+    socket.removeAllListeners('timeout');
+    this.forget();
+    this.options.fallback.emit('connection', socket);
+    if (pending) socket.emit('data', pending);
+  }
+
+  private readonly onDrain = () => this.answer?.emit('drain');
+
+  private readonly onClose = () => {
+    this.forget();
+    this.answer?.gone();
+  };
+
+  // The socket's failure is its 'close' (which follows): the answer in progress hears of it there.
+  private readonly onError = () => {};
+
+  private readonly onTimeout = () => this.socket.destroy();
+}
+
+/**
+ * One answer, written straight to the socket: the head with the first bytes of the body, chunked
+ * unless its length is known (given, or the whole body in `end`). As ServerResponse, it emits 'drain'
+ * when a full socket emptied and 'close' when its connection closed before it ended, or after it did.
+ */
+class FrontAnswer extends EventEmitter implements ClientAnswer {
+  destroyed = false;
+  headersSent = false;
+  writableFinished = false;
+  /** The status line and headers, until the first bytes go with them. */
+  private head: string | undefined;
+  private lengthGiven = false;
+  private chunked = false;
+
+  constructor(private readonly connection: Connection) {
+    super();
+  }
+
+  writeHead(status: number, headers: Record<string, string>) {
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
+    for (const name in headers) {
+      if (name === 'connection') this.connection.closeAfter ||= headers[name] === 'close';
+      else head += `${name}: ${headers[name]}\r\n`;
+      if (name === 'content-length') this.lengthGiven = true;
+    }
+    this.head = head;
+    this.headersSent = true;
+    return this;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    if (this.destroyed || this.writableFinished) return false;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (bytes.length === 0 && this.head === undefined) return true;
+    return this.connection.socket.write(this.framed(bytes, false));
+  }
+
+  end(chunk?: Buffer | string) {
+    if (this.destroyed || this.writableFinished) return this;
+    const bytes = chunk === undefined ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.connection.socket.write(this.framed(bytes, true));
+    this.writableFinished = true;
+    this.connection.answered();
+    process.nextTick(() => this.emit('close'));
+    return this;
+  }
+
+  destroy() {
+    if (!this.destroyed) this.connection.socket.destroy();
+    this.destroyed = true;
+    return this;
+  }
+
+  /** The connection closed: before this answer ended, the client left. */
+  gone() {
+    if (this.writableFinished || this.destroyed) return;
+    this.destroyed = true;
+    this.emit('close');
+  }
+
+  /** `bytes` as they go on the wire: after the head if it is still to go, in a chunk if chunked. */
+  private framed(bytes: Buffer, last: boolean): Buffer {
+    if (!this.headersSent) this.writeHead(200, {});
+    let prefix = '';
+    if (this.head !== undefined) {
+      prefix = this.head;
+      this.head = undefined;
+      if (!this.lengthGiven) {
+        // A whole body in one end(): its length is known, as node:http sends it.
+        if (last) prefix += `content-length: ${bytes.length}\r\n`;
+        else {
+          this.chunked = true;
+          prefix += 'transfer-encoding: chunked\r\n';
+        }
+      }
+      prefix += this.connection.closeAfter ? 'connection: close\r\n\r\n' : KEEP_ALIVE;
+    }
+    if (this.chunked && bytes.length > 0) prefix += `${bytes.length.toString(16)}\r\n`;
+    const suffix = this.chunked ? (bytes.length > 0 ? CRLF : '') + (last ? '0\r\n\r\n' : '') : '';
+    if (prefix === '' && suffix === '') return bytes;
+    const framed = Buffer.allocUnsafe(prefix.length + bytes.length + suffix.length);
+    framed.write(prefix, 0, 'latin1');
+    bytes.copy(framed, prefix.length);
+    framed.write(suffix, prefix.length + bytes.length, 'latin1');
+    return framed;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+const KEEP_ALIVE = `connection: keep-alive\r\nkeep-alive: timeout=${KEEP_ALIVE_MS / 1000}\r\n\r\n`;
