@@ -1,8 +1,8 @@
-import { Agent, Client, type Dispatcher } from 'undici';
 import type { GatewayConfig } from '../config.ts';
 import type { ClientAnswer } from './client-answer.ts';
 import { streamErrorEvent } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { type ExchangeHandler, ReplicaConnections } from './replica-connections.ts';
 import type { ReplicaHealth } from './replica-health.ts';
 import type { Upstream } from './routing-table.ts';
 
@@ -61,19 +61,14 @@ export class StaleConnection extends Error {
 /** The status counted for a request whose client left before its answer ended (nginx's 499). */
 export const CLIENT_LEFT = 499;
 
-/**
- * Kept-alive connections to every replica, a pool per replica, as many as requests in flight need.
- * undici's dispatcher rather than node:http's Agent and ClientRequest: half the CPU a request (docs/
- * gateway.md "Speed"). Its own idle timeouts are off: the gateway's timeouts (ForwardingSettings) rule.
- */
-const UNDICI_TIMEOUTS = { headersTimeout: 0, bodyTimeout: 0 };
-const pool = new Agent(UNDICI_TIMEOUTS);
+/** Kept-alive connections to every replica; the gateway's timeouts (ForwardingSettings) rule them. */
+const connections = new ReplicaConnections();
 
 /**
  * The failures of a pooled connection the replica closed under a request: reset, or closed before any
  * answer. A fresh connection that fails so fails again on the next try, which then says why.
  */
-const STALE_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+const STALE_CODES = new Set(['UPSTREAM_CLOSED', 'ECONNRESET', 'EPIPE']);
 
 /** Headers of the replica's answer passed to the client (hop-by-hop and length ones are the server's). */
 const PASSED_HEADERS = new Set(['content-type', 'cache-control']);
@@ -103,17 +98,14 @@ export function countEnded(metrics: GatewayMetrics, { model, arrivedAt }: Forwar
 }
 
 /**
- * undici's handler of one exchange: the replica's answer is written to the client as it comes, and the
+ * The handler of one exchange: the replica's answer is written to the client as it comes, and the
  * replica's stream paused while the client's socket is full (a slow client slows its stream instead of
  * filling memory). Its state lives in fields, not closures: one object a request.
  */
-class Attempt implements Dispatcher.DispatchHandlers {
+class Attempt implements ExchangeHandler {
   private readonly sentAt = performance.now();
-  private readonly dispatcher: Dispatcher;
-  /** Cancels the exchange; undefined until the request is on a connection. */
+  /** Cancels the exchange. */
   private cancel?: (error?: Error) => void;
-  /** Why the exchange was cancelled before it was on a connection: it is cancelled once it is. */
-  private cancelled?: Error;
   private timer?: NodeJS.Timeout;
   /** Whether the timer before the first byte is the request's whole time (less of it is left). */
   private firstTimerEndsRequest = false;
@@ -138,9 +130,7 @@ class Attempt implements Dispatcher.DispatchHandlers {
     private readonly finish: () => void,
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
-  ) {
-    this.dispatcher = fresh ? new Client(targetOf(upstream).origin, UNDICI_TIMEOUTS) : pool;
-  }
+  ) {}
 
   send() {
     const { request, upstream, parts } = this;
@@ -153,37 +143,29 @@ class Attempt implements Dispatcher.DispatchHandlers {
     this.firstTimerEndsRequest = left <= firstByteTimeoutMs;
     this.timer = setTimeout(this.expire, Math.max(0, Math.min(firstByteTimeoutMs, left)));
     request.client.once('close', this.clientLeft);
-    this.dispatcher.dispatch(
+    this.cancel = connections.send(
       {
-        origin: target.origin,
+        host: target.host,
+        port: target.port,
         path: target.base + request.path,
-        method: 'POST',
-        headers: ['content-type', 'application/json', 'x-request-id', request.requestId],
+        headers: `content-type: application/json\r\nx-request-id: ${request.requestId}\r\n`,
         body: request.body,
       },
       this,
+      this.fresh,
     );
   }
 
-  onConnect(cancel: (error?: Error) => void) {
-    if (this.cancelled) return cancel(this.cancelled);
-    this.cancel = cancel;
-  }
-
-  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
-    if (status < 200) return true; // informational: the answer's own headers follow
+  onHeaders(status: number, headers: [string, string][], resume: () => void) {
     this.heard = true;
     this.status = status;
     this.resumeAnswer = resume;
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const name = raw[i].toString().toLowerCase();
-      const value = raw[i + 1].toString();
+    for (const [name, value] of headers) {
       if (PASSED_HEADERS.has(name)) this.headers[name] = value;
       else if (name === 'content-length') this.length = Number(value);
     }
     this.eventStream = this.headers['content-type']?.startsWith('text/event-stream') ?? false;
     this.headers['x-request-id'] = this.request.requestId;
-    return true;
   }
 
   onData(chunk: Buffer): boolean {
@@ -234,7 +216,6 @@ class Attempt implements Dispatcher.DispatchHandlers {
     const { client } = this.request;
     client.off('close', this.clientLeft);
     client.off('drain', this.drained);
-    if (this.fresh) void this.dispatcher.close().catch(() => {});
     this.finish();
   }
 
@@ -244,10 +225,9 @@ class Attempt implements Dispatcher.DispatchHandlers {
     countEnded(this.parts.metrics, this.request, status);
   }
 
-  /** Cancels the exchange with the replica, now or as soon as it is on a connection. */
+  /** Cancels the exchange with the replica. */
   private stop(why?: Error) {
-    if (this.cancel) this.cancel(why);
-    else this.cancelled = why ?? new Error('cancelled');
+    this.cancel?.(why);
   }
 
   private readonly expire = () => {
@@ -258,8 +238,6 @@ class Attempt implements Dispatcher.DispatchHandlers {
         : new FirstByteTimeout(firstByteTimeoutMs);
     this.timedOut = timedOut;
     this.stop(timedOut);
-    // Not yet on a connection (one being made): the request is given up on now, not when it is made.
-    if (!this.answering) this.reject(timedOut);
   };
 
   private readonly drained = () => this.resumeAnswer?.();
@@ -328,13 +306,14 @@ export function causeOf(error: unknown): string {
 }
 
 interface Target {
-  /** `http://host:port`: the pool's key. */
-  origin: string;
+  host: string;
+  port: number;
   /** The endpoint's path (`/v1`), before the request's. */
   base: string;
 }
 
 /**
+ * Replicas' endpoints are plain HTTP (src/domain/node-grant.ts, the Kubernetes driver's pod addresses).
  * Parsed once per replica as the routing table gives it (a URL parse per request costs more than it
  * should). Keyed by the Upstream itself: the table keeps a replica's while its endpoint and slots stay
  * the same, and the entry of one it replaced goes with it, so nothing here needs a bound.
@@ -344,7 +323,8 @@ function targetOf(upstream: Upstream): Target {
   let target = targets.get(upstream);
   if (!target) {
     const url = new URL(upstream.endpoint);
-    target = { origin: url.origin, base: url.pathname.replace(/\/$/, '') };
+    const port = url.port === '' ? 80 : Number(url.port);
+    target = { host: url.hostname.replace(/^\[|\]$/g, ''), port, base: url.pathname.replace(/\/$/, '') };
     targets.set(upstream, target);
   }
   return target;

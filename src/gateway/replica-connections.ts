@@ -1,0 +1,310 @@
+import { connect, type Socket } from 'node:net';
+
+/**
+ * Requests to replicas over kept-alive HTTP/1.1 connections, a pool per replica, as many as requests
+ * in flight need: a request is one write and its answer is parsed here as it comes, with none of an
+ * HTTP client library's objects per request (undici cost twice the CPU a request: docs/gateway.md
+ * "Speed"). Only what the gateway sends: a POST with a body, answered with a length, chunked or
+ * until the replica closes.
+ */
+
+/** What an exchange tells the one who sent it; each is called at most once, but onData. */
+export interface ExchangeHandler {
+  /** The answer's status and headers (names in lower case); `resume` restarts a paused answer. */
+  onHeaders(status: number, headers: [string, string][], resume: () => void): void;
+  /** Part of the body: false when it should pause until `resume`. */
+  onData(chunk: Buffer): boolean;
+  onComplete(): void;
+  /** The exchange failed or was cancelled: no other call follows. */
+  onError(error: Error): void;
+}
+
+export interface ReplicaRequest {
+  host: string;
+  port: number;
+  path: string;
+  /** Header lines after Host, each ending in CRLF (Content-Length is added). */
+  headers: string;
+  body: Buffer;
+}
+
+/** The replica closed a connection before its answer ended: code `UPSTREAM_CLOSED`. */
+export class UpstreamClosed extends Error {
+  readonly code = 'UPSTREAM_CLOSED';
+  constructor() {
+    super('the replica closed the connection before its answer ended');
+  }
+}
+
+/** The replica's answer is not HTTP/1.1 as the gateway reads it: code `UPSTREAM_MALFORMED`. */
+export class UpstreamMalformed extends Error {
+  readonly code = 'UPSTREAM_MALFORMED';
+}
+
+/** A head longer than this is not an answer the gateway reads. */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** An idle connection is closed after this, or a second before the replica's own Keep-Alive timeout. */
+const IDLE_MS = 4000;
+/** A body this short goes in one write with its head; a longer one beside it. */
+const COPIED_BODY_BYTES = 16 * 1024;
+const HEAD_END = Buffer.from('\r\n\r\n');
+const CRLF = Buffer.from('\r\n');
+
+export class ReplicaConnections {
+  private readonly idle = new Map<string, Connection[]>();
+
+  /**
+   * Sends `request` on an idle connection to its replica, or on a new one (always, when `fresh`; it is
+   * closed after). Returns what cancels the exchange (its handler then hears `onError(why)`).
+   */
+  send(request: ReplicaRequest, handler: ExchangeHandler, fresh: boolean): (why?: Error) => void {
+    const key = `${request.host}:${request.port}`;
+    const connection = (!fresh && this.idle.get(key)?.pop()) || new Connection(request.host, request.port);
+    connection.exchange(request, handler, fresh ? undefined : (done) => this.keep(key, done));
+    return (why) => connection.cancel(why ?? new Error('cancelled'));
+  }
+
+  private keep(key: string, connection: Connection) {
+    const list = this.idle.get(key) ?? [];
+    this.idle.set(key, list);
+    list.push(connection);
+    connection.whenIdleEnds(() => {
+      const at = list.indexOf(connection);
+      if (at >= 0) list.splice(at, 1);
+      if (list.length === 0 && this.idle.get(key) === list) this.idle.delete(key);
+    });
+  }
+}
+
+/** Where a connection's answer is: its head, a body of known length, chunks, until close, or none. */
+type Reading = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'close' | 'idle';
+
+class Connection {
+  private readonly socket: Socket;
+  private handler: ExchangeHandler | undefined;
+  private keepAs: ((connection: Connection) => void) | undefined;
+  private reading: Reading = 'idle';
+  private pending: Buffer | undefined;
+  /** Body bytes (or the current chunk's) still to come. */
+  private left = 0;
+  private reusable = false;
+  private idleEnds: (() => void) | undefined;
+  private idleMs = IDLE_MS;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(host: string, port: number) {
+    this.socket = connect({ host, port, noDelay: true });
+    this.socket.on('data', this.onData);
+    this.socket.on('end', this.onEnd);
+    this.socket.on('error', this.onClosed);
+    this.socket.on('close', this.onClosed);
+  }
+
+  exchange(request: ReplicaRequest, handler: ExchangeHandler, keepAs?: (connection: Connection) => void) {
+    clearTimeout(this.idleTimer);
+    this.idleEnds = undefined;
+    this.handler = handler;
+    this.keepAs = keepAs;
+    this.reading = 'head';
+    this.reusable = false;
+    const { body } = request;
+    const head = `POST ${request.path} HTTP/1.1\r\nhost: ${request.host}:${request.port}\r\n${request.headers}content-length: ${body.length}\r\n\r\n`;
+    if (body.length > COPIED_BODY_BYTES) {
+      this.socket.cork();
+      this.socket.write(head, 'latin1');
+      this.socket.write(body);
+      this.socket.uncork();
+      return;
+    }
+    const bytes = Buffer.allocUnsafe(head.length + body.length);
+    bytes.write(head, 0, 'latin1');
+    body.copy(bytes, head.length);
+    this.socket.write(bytes);
+  }
+
+  cancel(why: Error) {
+    const { handler } = this;
+    if (!handler) return;
+    this.handler = undefined;
+    this.socket.destroy();
+    handler.onError(why);
+  }
+
+  /** While idle in the pool: `ended` is called once if it closes or times out (it is then closed). */
+  whenIdleEnds(ended: () => void) {
+    this.idleEnds = ended;
+    this.idleTimer = setTimeout(() => this.socket.destroy(), this.idleMs);
+  }
+
+  private readonly onData = (chunk: Buffer) => {
+    if (!this.handler) {
+      // Bytes while idle are no answer to anything: the connection cannot be trusted.
+      this.socket.destroy();
+      return;
+    }
+    this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    try {
+      this.parse();
+    } catch (error) {
+      this.fail(error as Error);
+    }
+  };
+
+  /** Reads what `pending` holds of the answer, handing its body on as it comes. */
+  private parse() {
+    while (this.pending && this.handler) {
+      const bytes = this.pending;
+      switch (this.reading) {
+        case 'head': {
+          const end = bytes.indexOf(HEAD_END);
+          if (end < 0) {
+            if (bytes.length > MAX_HEAD_BYTES) throw new UpstreamMalformed('an answer head past 64 KiB');
+            return;
+          }
+          this.rest(bytes, end + HEAD_END.length);
+          this.readHead(bytes.toString('latin1', 0, end));
+          break;
+        }
+        case 'length': {
+          const take = Math.min(this.left, bytes.length);
+          this.left -= take;
+          this.rest(bytes, take);
+          this.body(take === bytes.length ? bytes : bytes.subarray(0, take));
+          if (this.left === 0) this.complete();
+          break;
+        }
+        case 'chunk-size': {
+          const end = bytes.indexOf(CRLF);
+          if (end < 0) {
+            if (bytes.length > 1024) throw new UpstreamMalformed('a chunk size line past 1 KiB');
+            return;
+          }
+          const line = bytes.toString('latin1', 0, end);
+          const size = line.split(';', 1)[0].trim();
+          if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new UpstreamMalformed(`a chunk size of "${size}"`);
+          this.left = Number.parseInt(size, 16);
+          this.rest(bytes, end + 2);
+          this.reading = this.left === 0 ? 'trailers' : 'chunk-data';
+          break;
+        }
+        case 'chunk-data': {
+          const take = Math.min(this.left, bytes.length);
+          this.left -= take;
+          this.rest(bytes, take);
+          if (this.left === 0) this.reading = 'chunk-end';
+          this.body(take === bytes.length ? bytes : bytes.subarray(0, take));
+          break;
+        }
+        case 'chunk-end': {
+          if (bytes.length < 2) return;
+          if (bytes[0] !== 13 || bytes[1] !== 10) throw new UpstreamMalformed('a chunk not ended by CRLF');
+          this.rest(bytes, 2);
+          this.reading = 'chunk-size';
+          break;
+        }
+        case 'trailers': {
+          const end = bytes.indexOf(CRLF);
+          if (end < 0) return;
+          this.rest(bytes, end + 2);
+          if (end === 0) this.complete();
+          break;
+        }
+        case 'close':
+          this.pending = undefined;
+          this.body(bytes);
+          break;
+        case 'idle':
+          throw new UpstreamMalformed('bytes after the answer ended');
+      }
+    }
+  }
+
+  /** Keeps what follows the first `used` bytes of `bytes` for the next step. */
+  private rest(bytes: Buffer, used: number) {
+    this.pending = used < bytes.length ? bytes.subarray(used) : undefined;
+  }
+
+  private readHead(text: string) {
+    const status = Number(text.slice(9, 12));
+    if (!/^HTTP\/1\.[01] \d{3}/.test(text)) throw new UpstreamMalformed('an answer that is not HTTP/1.x');
+    const headers: [string, string][] = [];
+    let length = -1;
+    let chunked = false;
+    let close = text.startsWith('HTTP/1.0');
+    for (let start = text.indexOf('\r\n') + 2; start > 1 && start < text.length; ) {
+      const end = text.indexOf('\r\n', start);
+      const line = end < 0 ? text.slice(start) : text.slice(start, end);
+      start = end < 0 ? text.length : end + 2;
+      const colon = line.indexOf(':');
+      if (colon <= 0) throw new UpstreamMalformed(`an answer header line "${line.slice(0, 80)}"`);
+      const name = line.slice(0, colon).toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      headers.push([name, value]);
+      if (name === 'content-length') {
+        if (!/^\d{1,15}$/.test(value) || (length >= 0 && Number(value) !== length)) {
+          throw new UpstreamMalformed(`an answer length of "${value}"`);
+        }
+        length = Number(value);
+      } else if (name === 'transfer-encoding') chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
+      else if (name === 'connection') close = /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+      else if (name === 'keep-alive') {
+        const seconds = /timeout=(\d+)/i.exec(value);
+        if (seconds) this.idleMs = Math.min(IDLE_MS, Math.max(0, Number(seconds[1]) * 1000 - 1000));
+      }
+    }
+    // Informational: the answer's own head follows.
+    if (status < 200) return;
+    this.reusable = !close;
+    this.handler?.onHeaders(status, headers, this.resume);
+    if (status === 204 || status === 304 || (!chunked && length === 0)) return this.complete();
+    if (chunked) this.reading = 'chunk-size';
+    else if (length > 0) {
+      this.reading = 'length';
+      this.left = length;
+    } else {
+      this.reading = 'close';
+      this.reusable = false;
+    }
+  }
+
+  private readonly resume = () => this.socket.resume();
+
+  private body(chunk: Buffer) {
+    if (chunk.length > 0 && this.handler && !this.handler.onData(chunk)) this.socket.pause();
+  }
+
+  /** The answer ended: the connection goes back to its pool, or is closed. */
+  private complete() {
+    const { handler, keepAs } = this;
+    this.handler = undefined;
+    this.reading = 'idle';
+    this.socket.resume();
+    if (this.pending) this.reusable = false;
+    if (this.reusable && keepAs) keepAs(this);
+    else this.socket.destroy();
+    handler?.onComplete();
+  }
+
+  private fail(error: Error) {
+    const { handler } = this;
+    this.handler = undefined;
+    this.socket.destroy();
+    handler?.onError(error);
+  }
+
+  private readonly onEnd = () => {
+    // An answer read until the replica closes ends here; any other one ended short.
+    if (this.handler && this.reading === 'close') this.complete();
+    else this.onClosed();
+  };
+
+  private readonly onClosed = (error?: Error) => {
+    this.socket.destroy();
+    clearTimeout(this.idleTimer);
+    const ended = this.idleEnds;
+    this.idleEnds = undefined;
+    ended?.();
+    if (!this.handler) return;
+    this.fail(error instanceof Error ? error : new UpstreamClosed());
+  };
+}
