@@ -3,13 +3,13 @@ import { type Server as HttpServer, STATUS_CODES } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
 
-/**
- * The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
- * body, no Expect, no Upgrade) are read and answered here on the socket, with none of node:http's
- * streams and objects, which cost more CPU a request than the gateway's own work (docs/gateway.md
- * "Speed"). Any other request, and every later one on its connection, goes to `fallback`, a node:http
- * server that does not listen itself: it answers what this does not read, and every malformed head.
- */
+// The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
+// body, no Expect, no Upgrade) are read and answered here on the socket, with none of node:http's
+// streams and objects, which cost more CPU a request than the gateway's own work (docs/gateway.md
+// "The forwarded path"). Any other request, and every later one on its connection, goes to
+// `fallback`, a node:http server that does not listen itself: it answers what this does not read,
+// and every malformed head.
+
 export interface FrontOptions {
   /** Whether this request is one the front serves (a forwarded endpoint). */
   serves(method: string, url: string): boolean;

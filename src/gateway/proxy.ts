@@ -46,8 +46,8 @@ function replicaPathOf(method: string | undefined, url: string): string | undefi
 /**
  * The forwarded endpoints, served on the request and answer as they come, with no Hono: its adapter
  * builds a Web Request, a context and a promise chain for each request, which cost more CPU than the
- * gateway's own work (docs/gateway.md "Speed"). `front` serves what http1-front.ts read whole;
- * `node` what node:http serves, and returns false for any other request: Hono serves it.
+ * gateway's own work (docs/gateway.md "The forwarded path"). `front` serves what http1-front.ts read
+ * whole; `node` what node:http serves, and returns false for any other request: Hono serves it.
  */
 export function createProxyHandler(parts: GatewayParts) {
   const { keys, table, admission, forwarder, metrics } = parts;

@@ -1,12 +1,10 @@
 import { connect, type Socket } from 'node:net';
 
-/**
- * Requests to replicas over kept-alive HTTP/1.1 connections, a pool per replica, as many as requests
- * in flight need: a request is one write and its answer is parsed here as it comes, with none of an
- * HTTP client library's objects per request (undici cost twice the CPU a request: docs/gateway.md
- * "Speed"). Only what the gateway sends: a POST with a body, answered with a length, chunked or
- * until the replica closes.
- */
+// Requests to replicas over kept-alive HTTP/1.1 connections, a pool per replica, as many as requests
+// in flight need: a request is one write and its answer is parsed here as it comes, with none of an
+// HTTP client library's objects per request (undici cost twice the CPU a request: docs/gateway.md
+// "The forwarded path"). Only what the gateway sends: a POST with a body, answered with a length,
+// chunked or until the replica closes.
 
 /** What an exchange tells the one who sent it; each is called at most once, but onData. */
 export interface ExchangeHandler {
