@@ -39,16 +39,22 @@ export interface Front {
 }
 
 export function createFront(options: FrontOptions): Front {
+  const { fallback } = options;
   const open = new Set<Connection>();
   const server = createServer({ noDelay: true }, (socket) => {
     const connection = new Connection(socket, options, () => open.delete(connection));
     open.add(connection);
   });
+  // node:http tracks its connections (closeAllConnections) and enforces its headers and request
+  // timeouts from 'listening' on; the fallback never listens itself, so it is told it does.
+  fallback.emit('listening');
   return {
     server,
     closeAllConnections() {
       for (const connection of open) connection.socket.destroy();
-      options.fallback.closeAllConnections();
+      fallback.closeAllConnections();
+      // Stops the fallback's timeout checks (it has no port to close).
+      fallback.close();
     },
   };
 }

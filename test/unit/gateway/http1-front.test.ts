@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerOptions } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -13,7 +13,7 @@ const MAX_BODY = 1024;
  * A front on a free port: POST /fast is the front's (answered by `answerWith`, default an echo of the
  * body with its length), anything else node:http's fallback, which answers `fallback <method> <url>`.
  */
-async function startFront() {
+async function startFront(fallbackOptions: ServerOptions = {}) {
   const served: { head: ClientRequestHead; body: string; answer: ClientAnswer }[] = [];
   const fellBack: IncomingMessage[] = [];
   const state = {
@@ -22,7 +22,7 @@ async function startFront() {
       answer.end(body);
     },
   };
-  const fallback = createServer((incoming, res) => {
+  const fallback = createServer(fallbackOptions, (incoming, res) => {
     fellBack.push(incoming);
     incoming.resume();
     incoming.once('end', () => res.end(`fallback ${incoming.method} ${incoming.url}`));
@@ -213,6 +213,29 @@ describe("the gateway's HTTP/1.1 front", () => {
       assert.equal(front.served.length, served, 'the front served it');
     });
   }
+
+  it("closes the connections it gave to node:http when it closes its own, and node:http's timeouts hold on them", async () => {
+    const other = await startFront({
+      headersTimeout: 200,
+      requestTimeout: 200,
+      connectionsCheckingInterval: 50,
+    });
+    const handedOver = await rawClient(other.port);
+    handedOver.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    await handedOver.answers(1);
+    // A head that never ends, on the connection node:http serves: its headers timeout answers 408.
+    const slow = await rawClient(other.port);
+    slow.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\nGET /healthz HTTP/1.1\r\nhos');
+    const gaveUp = setTimeout(() => slow.socket.destroy(), 3000);
+    await slow.until(/HTTP\/1\.1 408/);
+    clearTimeout(gaveUp);
+    assert.match(slow.received(), /HTTP\/1\.1 408/);
+    const mine = await rawClient(other.port);
+    mine.socket.write(post('x'));
+    await mine.answers(1);
+    other.stop();
+    await Promise.all([once(handedOver.socket, 'close'), once(mine.socket, 'close')]);
+  });
 
   it('sends a streamed answer in chunks, a whole one in end() with its length, and ends a connection asked to close', async () => {
     front.state.answerWith = (_head, body, answer) => {
