@@ -59,7 +59,7 @@ export class ReplicaConnections {
     const key = `${request.host}:${request.port}`;
     const connection = (!fresh && this.idle.get(key)?.pop()) || new Connection(request.host, request.port);
     connection.exchange(request, handler, fresh ? undefined : (done) => this.keep(key, done));
-    return (why) => connection.cancel(why ?? new Error('cancelled'));
+    return (why) => connection.cancel(handler, why ?? new Error('cancelled'));
   }
 
   private keep(key: string, connection: Connection) {
@@ -120,9 +120,9 @@ class Connection {
     this.socket.write(bytes);
   }
 
-  cancel(why: Error) {
-    const { handler } = this;
-    if (!handler) return;
+  /** Ends `handler`'s exchange, if it is still this connection's (once over, the connection may serve another). */
+  cancel(handler: ExchangeHandler, why: Error) {
+    if (this.handler !== handler) return;
     this.handler = undefined;
     this.socket.destroy();
     handler.onError(why);

@@ -252,6 +252,25 @@ describe("the gateway's connections to replicas", () => {
     assert.equal(received, big.length);
   });
 
+  it('cancels nothing once its exchange is over: the kept connection may serve the next request', async () => {
+    const pool = new ReplicaConnections();
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'];
+    let cancelFirst: (why?: Error) => void = () => {};
+    await new Promise<void>((resolve, reject) => {
+      cancelFirst = pool.send(
+        { host: '127.0.0.1', port: replica.port, path: '/', headers: '', body: Buffer.alloc(0) },
+        { onHeaders() {}, onData: () => true, onComplete: resolve, onError: reject },
+        false,
+      );
+    });
+    replica.state.answer = () => [];
+    const second = ask(pool, replica.port);
+    cancelFirst(new Error('late'));
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'];
+    replica.state.sockets.at(-1)?.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    assert.equal((await second).ended, 'complete');
+  });
+
   it('cancels an exchange: the handler hears why, and the connection is closed', async () => {
     const pool = new ReplicaConnections();
     replica.state.answer = () => [];
