@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { type Server as HttpServer, STATUS_CODES } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
+import { asksToClose, CONTROL, headerFields, LENGTH } from './http1-head.ts';
 
 // The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
 // body, no Expect, no Upgrade) are read and answered here on the socket, with none of node:http's
@@ -10,11 +11,11 @@ import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
 // `fallback`, a node:http server that does not listen itself: it answers what this does not read,
 // and every malformed head.
 
-export interface FrontOptions {
-  /** Whether this request is one the front serves (a forwarded endpoint). */
-  serves(method: string, url: string): boolean;
-  /** Serves a request read whole: its answer goes to `answer`. */
-  serve(head: ClientRequestHead, body: Buffer, answer: ClientAnswer): void;
+export interface FrontOptions<Route> {
+  /** What the front serves this request as (a forwarded endpoint), or undefined: not the front's. */
+  routeOf(method: string, url: string): Route | undefined;
+  /** Serves a request read whole, as `routeOf` said: its answer goes to `answer`. */
+  serve(route: Route, head: ClientRequestHead, body: Buffer, answer: ClientAnswer): void;
   fallback: HttpServer;
   /** The largest body read here; a larger one's request is node:http's (a 413 that reads no more). */
   maxBodyBytes: number;
@@ -38,9 +39,9 @@ export interface Front {
   closeAllConnections(): void;
 }
 
-export function createFront(options: FrontOptions): Front {
+export function createFront<Route>(options: FrontOptions<Route>): Front {
   const { fallback } = options;
-  const open = new Set<Connection>();
+  const open = new Set<Connection<Route>>();
   const server = createServer({ noDelay: true }, (socket) => {
     const connection = new Connection(socket, options, () => open.delete(connection));
     open.add(connection);
@@ -89,18 +90,14 @@ export function readHead(text: string): Head | undefined {
     contentLength: 0,
     close: false,
   };
+  const fields = headerFields(text);
+  if (!fields) return undefined;
   let lengthSeen = false;
   let hostSeen = false;
-  for (let start = firstEnd + 2; firstEnd >= 0 && start < text.length; ) {
-    const end = text.indexOf(CRLF, start);
-    const line = end < 0 ? text.slice(start) : text.slice(start, end);
-    start = end < 0 ? text.length : end + 2;
-    const colon = line.indexOf(':');
-    if (colon <= 0 || !TOKEN.test(line.slice(0, colon)) || CONTROL.test(line)) return undefined;
-    const value = withoutBlanks(line.slice(colon + 1));
-    switch (line.slice(0, colon).toLowerCase()) {
+  for (const [name, value] of fields) {
+    switch (name) {
       case 'content-length':
-        if (lengthSeen || !DIGITS.test(value)) return undefined;
+        if (lengthSeen || !LENGTH.test(value)) return undefined;
         lengthSeen = true;
         head.contentLength = Number(value);
         break;
@@ -112,7 +109,7 @@ export function readHead(text: string): Head | undefined {
         hostSeen = true;
         break;
       case 'connection':
-        head.close = /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+        head.close = asksToClose(value);
         break;
       case 'authorization':
         head.authorization ??= value;
@@ -126,27 +123,11 @@ export function readHead(text: string): Head | undefined {
   return hostSeen ? head : undefined;
 }
 
-/** A header name (RFC 9110's token), which also rules out folded lines (they begin with a space). */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const DIGITS = /^\d{1,15}$/;
-/** What llhttp refuses in a line: control characters but the tab, a lone CR or LF among them. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
-
-/** A header's value without the spaces and tabs around it (only those, as HTTP defines them). */
-function withoutBlanks(value: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
-  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
-  return start === 0 && end === value.length ? value : value.slice(start, end);
-}
-
 /**
  * One client connection while the front reads it: requests one at a time, in order (a pipelined one
  * waits in `pending` until the answer before it ended).
  */
-class Connection {
+class Connection<Route> {
   /** Bytes read and not yet a whole request. */
   private pending: Buffer | undefined;
   private answer: FrontAnswer | undefined;
@@ -155,7 +136,7 @@ class Connection {
 
   constructor(
     readonly socket: Socket,
-    private readonly options: FrontOptions,
+    private readonly options: FrontOptions<Route>,
     private readonly forget: () => void,
   ) {
     socket.on('data', this.onData);
@@ -186,13 +167,11 @@ class Connection {
       }
       const head =
         headEnd < 0 || headEnd > MAX_HEAD_BYTES ? undefined : readHead(bytes.toString('latin1', 0, headEnd));
-      if (
-        !head ||
-        head.contentLength > this.options.maxBodyBytes ||
-        !this.options.serves(head.method, head.url)
-      ) {
-        return this.handOver();
-      }
+      const route =
+        head && head.contentLength <= this.options.maxBodyBytes
+          ? this.options.routeOf(head.method, head.url)
+          : undefined;
+      if (!head || route === undefined) return this.handOver();
       const bodyStart = headEnd + HEAD_END.length;
       const bodyEnd = bodyStart + head.contentLength;
       if (bytes.length < bodyEnd) {
@@ -203,7 +182,7 @@ class Connection {
       this.closeAfter = head.close;
       this.socket.setTimeout(0);
       this.answer = new FrontAnswer(this);
-      this.options.serve(head, bytes.subarray(bodyStart, bodyEnd), this.answer);
+      this.options.serve(route, head, bytes.subarray(bodyStart, bodyEnd), this.answer);
     }
   }
 
@@ -249,6 +228,15 @@ class Connection {
   private readonly onTimeout = () => this.socket.destroy();
 }
 
+/** What an answer needs of its connection. */
+interface AnswersOn {
+  readonly socket: Socket;
+  /** Set by an answer that says `connection: close`. */
+  closeAfter: boolean;
+  /** The answer was written whole. */
+  answered(): void;
+}
+
 /**
  * One answer, written straight to the socket: the head with the first bytes of the body, chunked
  * unless its length is known (given, or the whole body in `end`). As ServerResponse, it emits 'drain'
@@ -263,7 +251,7 @@ class FrontAnswer extends EventEmitter implements ClientAnswer {
   private lengthGiven = false;
   private chunked = false;
 
-  constructor(private readonly connection: Connection) {
+  constructor(private readonly connection: AnswersOn) {
     super();
   }
 

@@ -47,7 +47,8 @@ function replicaPathOf(method: string | undefined, url: string): string | undefi
  * The forwarded endpoints, served on the request and answer as they come, with no Hono: its adapter
  * builds a Web Request, a context and a promise chain for each request, which cost more CPU than the
  * gateway's own work (docs/gateway.md "The forwarded path"). `front` serves what http1-front.ts read
- * whole; `node` what node:http serves, and returns false for any other request: Hono serves it.
+ * whole (`routeOf` gives its replica path); `node` what node:http serves, and returns false for any
+ * other request: Hono serves it.
  */
 export function createProxyHandler(parts: GatewayParts) {
   const { keys, table, admission, forwarder, metrics } = parts;
@@ -107,10 +108,10 @@ export function createProxyHandler(parts: GatewayParts) {
   }
 
   return {
-    serves: (method: string, url: string) => replicaPathOf(method, url) !== undefined,
-    front(head: ClientRequestHead, body: Buffer, answer: ClientAnswer) {
-      const path = replicaPathOf('POST', head.url);
-      if (path !== undefined) void proxy(head, body, answer, path);
+    /** The replica path of a request the HTTP/1.1 front reads (http1-front.ts `routeOf`). */
+    routeOf: replicaPathOf,
+    front(path: string, head: ClientRequestHead, body: Buffer, answer: ClientAnswer) {
+      void proxy(head, body, answer, path);
     },
     node(incoming: IncomingMessage, client: ServerResponse): boolean {
       const url = incoming.url ?? '';

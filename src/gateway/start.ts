@@ -113,7 +113,7 @@ export async function startGateway(options: {
     if (!proxy.node(incoming, client)) void app(incoming, client);
   });
   const front = createFront({
-    serves: proxy.serves,
+    routeOf: proxy.routeOf,
     serve: proxy.front,
     fallback,
     maxBodyBytes: config.gateway.maxBodyBytes,

@@ -28,8 +28,8 @@ async function startFront(fallbackOptions: ServerOptions = {}) {
     incoming.once('end', () => res.end(`fallback ${incoming.method} ${incoming.url}`));
   });
   const front = createFront({
-    serves: (method, url) => method === 'POST' && url === '/fast',
-    serve: (head, body, answer) => {
+    routeOf: (method, url) => (method === 'POST' && url === '/fast' ? 'fast' : undefined),
+    serve: (_route, head, body, answer) => {
       served.push({ head, body: body.toString(), answer });
       state.answerWith(head, body, answer);
     },
