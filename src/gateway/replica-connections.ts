@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { asksToClose, headerFields, LENGTH } from './http1-head.ts';
 
 // Requests to replicas over kept-alive HTTP/1.1 connections, a pool per replica, as many as requests
 // in flight need: a request is one write and its answer is parsed here as it comes, with none of an
@@ -49,6 +50,7 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
 
 export class ReplicaConnections {
+  /** Idle connections per replica (`host:port`), the most recently used last. */
   private readonly idle = new Map<string, Connection[]>();
 
   /**
@@ -57,20 +59,36 @@ export class ReplicaConnections {
    */
   send(request: ReplicaRequest, handler: ExchangeHandler, fresh: boolean): (why?: Error) => void {
     const key = `${request.host}:${request.port}`;
-    const connection = (!fresh && this.idle.get(key)?.pop()) || new Connection(request.host, request.port);
-    connection.exchange(request, handler, fresh ? undefined : (done) => this.keep(key, done));
+    const connection =
+      (!fresh && this.takeIdle(key)) || new Connection(request, fresh ? undefined : { pool: this, key });
+    connection.exchange(request, handler);
     return (why) => connection.cancel(handler, why ?? new Error('cancelled'));
   }
 
-  private keep(key: string, connection: Connection) {
-    const list = this.idle.get(key) ?? [];
-    this.idle.set(key, list);
-    list.push(connection);
-    connection.whenIdleEnds(() => {
-      const at = list.indexOf(connection);
-      if (at >= 0) list.splice(at, 1);
-      if (list.length === 0 && this.idle.get(key) === list) this.idle.delete(key);
-    });
+  /** The most recently used idle connection still open (one closed by now hears of it a tick later). */
+  private takeIdle(key: string): Connection | undefined {
+    const list = this.idle.get(key);
+    for (let connection = list?.pop(); connection; connection = list?.pop()) {
+      if (connection.open) return connection;
+    }
+    if (list?.length === 0) this.idle.delete(key);
+    return undefined;
+  }
+
+  /** A connection whose answer ended waits for the next request. */
+  keep(key: string, connection: Connection) {
+    const list = this.idle.get(key);
+    if (list) list.push(connection);
+    else this.idle.set(key, [connection]);
+  }
+
+  /** An idle connection closed. */
+  forget(key: string, connection: Connection) {
+    const list = this.idle.get(key);
+    const at = list?.indexOf(connection) ?? -1;
+    if (!list || at < 0) return;
+    list.splice(at, 1);
+    if (list.length === 0) this.idle.delete(key);
   }
 }
 
@@ -80,17 +98,21 @@ type Reading = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | '
 class Connection {
   private readonly socket: Socket;
   private handler: ExchangeHandler | undefined;
-  private keepAs: ((connection: Connection) => void) | undefined;
   private reading: Reading = 'idle';
   private pending: Buffer | undefined;
   /** Body bytes (or the current chunk's) still to come. */
   private left = 0;
   private reusable = false;
-  private idleEnds: (() => void) | undefined;
+  /** In its pool's idle list (it is then closed after `idleMs`). */
+  private idle = false;
   private idleMs = IDLE_MS;
   private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(host: string, port: number) {
+  constructor(
+    { host, port }: ReplicaRequest,
+    /** Where it waits between requests; a fresh connection has none and is closed after its answer. */
+    private readonly kept: { pool: ReplicaConnections; key: string } | undefined,
+  ) {
     this.socket = connect({ host, port, noDelay: true });
     this.socket.on('data', this.onData);
     this.socket.on('end', this.onEnd);
@@ -98,11 +120,14 @@ class Connection {
     this.socket.on('close', this.onClosed);
   }
 
-  exchange(request: ReplicaRequest, handler: ExchangeHandler, keepAs?: (connection: Connection) => void) {
+  get open(): boolean {
+    return !this.socket.destroyed;
+  }
+
+  exchange(request: ReplicaRequest, handler: ExchangeHandler) {
     clearTimeout(this.idleTimer);
-    this.idleEnds = undefined;
+    this.idle = false;
     this.handler = handler;
-    this.keepAs = keepAs;
     this.reading = 'head';
     this.reusable = false;
     const { body } = request;
@@ -126,12 +151,6 @@ class Connection {
     this.handler = undefined;
     this.socket.destroy();
     handler.onError(why);
-  }
-
-  /** While idle in the pool: `ended` is called once if it closes or times out (it is then closed). */
-  whenIdleEnds(ended: () => void) {
-    this.idleEnds = ended;
-    this.idleTimer = setTimeout(() => this.socket.destroy(), this.idleMs);
   }
 
   private readonly onData = (chunk: Buffer) => {
@@ -223,28 +242,21 @@ class Connection {
   }
 
   private readHead(text: string) {
-    const status = Number(text.slice(9, 12));
     if (!/^HTTP\/1\.[01] \d{3}/.test(text)) throw new UpstreamMalformed('an answer that is not HTTP/1.x');
-    const headers: [string, string][] = [];
+    const status = Number(text.slice(9, 12));
+    const headers = headerFields(text);
+    if (!headers) throw new UpstreamMalformed('an answer with a malformed header line');
     let length = -1;
     let chunked = false;
     let close = text.startsWith('HTTP/1.0');
-    for (let start = text.indexOf('\r\n') + 2; start > 1 && start < text.length; ) {
-      const end = text.indexOf('\r\n', start);
-      const line = end < 0 ? text.slice(start) : text.slice(start, end);
-      start = end < 0 ? text.length : end + 2;
-      const colon = line.indexOf(':');
-      if (colon <= 0) throw new UpstreamMalformed(`an answer header line "${line.slice(0, 80)}"`);
-      const name = line.slice(0, colon).toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      headers.push([name, value]);
+    for (const [name, value] of headers) {
       if (name === 'content-length') {
-        if (!/^\d{1,15}$/.test(value) || (length >= 0 && Number(value) !== length)) {
+        if (!LENGTH.test(value) || (length >= 0 && Number(value) !== length)) {
           throw new UpstreamMalformed(`an answer length of "${value}"`);
         }
         length = Number(value);
       } else if (name === 'transfer-encoding') chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
-      else if (name === 'connection') close = /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+      else if (name === 'connection') close = asksToClose(value);
       else if (name === 'keep-alive') {
         const seconds = /timeout=(\d+)/i.exec(value);
         if (seconds) this.idleMs = Math.min(IDLE_MS, Math.max(0, Number(seconds[1]) * 1000 - 1000));
@@ -273,13 +285,15 @@ class Connection {
 
   /** The answer ended: the connection goes back to its pool, or is closed. */
   private complete() {
-    const { handler, keepAs } = this;
+    const { handler, kept } = this;
     this.handler = undefined;
     this.reading = 'idle';
     this.socket.resume();
-    if (this.pending) this.reusable = false;
-    if (this.reusable && keepAs) keepAs(this);
-    else this.socket.destroy();
+    if (this.reusable && kept && !this.pending) {
+      this.idle = true;
+      this.idleTimer = setTimeout(() => this.socket.destroy(), this.idleMs);
+      kept.pool.keep(kept.key, this);
+    } else this.socket.destroy();
     handler?.onComplete();
   }
 
@@ -299,9 +313,8 @@ class Connection {
   private readonly onClosed = (error?: Error) => {
     this.socket.destroy();
     clearTimeout(this.idleTimer);
-    const ended = this.idleEnds;
-    this.idleEnds = undefined;
-    ended?.();
+    if (this.idle && this.kept) this.kept.pool.forget(this.kept.key, this);
+    this.idle = false;
     if (!this.handler) return;
     this.fail(error instanceof Error ? error : new UpstreamClosed());
   };

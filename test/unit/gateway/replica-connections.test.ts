@@ -215,6 +215,23 @@ describe("the gateway's connections to replicas", () => {
     assert.equal(replica.state.connections - before, 4);
   });
 
+  it("closes an idle connection a second before the replica's own Keep-Alive timeout, and reuses it until then", async () => {
+    const pool = new ReplicaConnections();
+    const before = replica.state.connections;
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    await ask(pool, replica.port);
+    const socket = replica.state.sockets.at(-1)!;
+    const closed = once(socket, 'close');
+    await ask(pool, replica.port);
+    assert.equal(replica.state.connections - before, 1, 'the second request reused the connection');
+    const idleFrom = performance.now();
+    await closed;
+    const idleMs = performance.now() - idleFrom;
+    // 1 s (2 s less a second), not the 4 s of a replica that says nothing; the slack is the timer's.
+    assert.ok(idleMs > 800 && idleMs < 3000, `closed after ${idleMs.toFixed(0)} ms idle`);
+    assert.equal((await ask(pool, replica.port)).ended, 'complete', 'a new connection after it');
+  });
+
   it('pauses reading while the handler says so, and goes on at resume', async () => {
     const pool = new ReplicaConnections();
     const big = 'y'.repeat(4 * 1024 * 1024);
