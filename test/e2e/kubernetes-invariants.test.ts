@@ -182,12 +182,12 @@ describe('invariants on Kubernetes during a randomized run', { skip }, () => {
       if (!everProtected.has(replica.id)) continue;
       const reason = replica.reason ?? '';
       // A preemption whose model cannot be read from its reason counts as one for another scope.
-      const preemptedFor = reason.startsWith('preempted') && /^preempted for (\S+) /.exec(reason)?.[1];
+      const preempted = reason.startsWith('preempted');
+      const preemptedFor = /^preempted for (\S+) /.exec(reason)?.[1] ?? '';
       const forAnotherScope =
-        reason.startsWith('reclaimed') ||
-        (preemptedFor !== false && ownerOf.get(preemptedFor ?? '') !== 'team:Acme/ml');
+        reason.startsWith('reclaimed') || (preempted && ownerOf.get(preemptedFor) !== 'team:Acme/ml');
       if (forAnotherScope) violations.push(`protected replica ${replica.id} was taken: ${reason}`);
-      else if (preemptedFor) withinScope.push(`${replica.id}: ${reason}`);
+      else if (preempted) withinScope.push(`${replica.id}: ${reason}`);
     }
     // Printed, so that a run shows whether the preemption the rule allows happened in it.
     console.log(
