@@ -14,6 +14,9 @@ export interface ClientAnswer {
   write(chunk: Buffer | string): boolean;
   end(chunk?: Buffer | string): unknown;
   destroy(): unknown;
+  /** Holds what is written until `uncork`, so that it leaves in one write (as a socket's cork). */
+  cork(): void;
+  uncork(): void;
   on(event: 'drain' | 'close', listener: () => void): unknown;
   once(event: 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;

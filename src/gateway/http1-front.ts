@@ -277,7 +277,9 @@ class FrontAnswer extends EventEmitter implements ClientAnswer {
   end(chunk?: Buffer | string) {
     if (this.destroyed || this.writableFinished) return this;
     const bytes = chunk === undefined ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    this.connection.socket.write(this.framed(bytes, true));
+    const framed = this.framed(bytes, true);
+    // An answer whose length was known ends with nothing to send: an empty write is still a system call.
+    if (framed.length > 0) this.connection.socket.write(framed);
     this.writableFinished = true;
     this.connection.answered();
     process.nextTick(() => this.emit('close'));
@@ -288,6 +290,14 @@ class FrontAnswer extends EventEmitter implements ClientAnswer {
     if (!this.destroyed) this.connection.socket.destroy();
     this.destroyed = true;
     return this;
+  }
+
+  cork() {
+    this.connection.socket.cork();
+  }
+
+  uncork() {
+    this.connection.socket.uncork();
   }
 
   /** The connection closed: before this answer ended, the client left. */

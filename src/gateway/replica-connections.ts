@@ -16,6 +16,12 @@ export interface ExchangeHandler {
   onComplete(): void;
   /** The exchange failed or was cancelled: no other call follows. */
   onError(error: Error): void;
+  /**
+   * The calls above that one read of the socket makes come between these two: what the handler writes
+   * meanwhile may leave in one write (a streamed answer's events often come several to a read).
+   */
+  onReadStart?(): void;
+  onReadEnd?(): void;
 }
 
 export interface ReplicaRequest {
@@ -159,11 +165,15 @@ class Connection {
       this.socket.destroy();
       return;
     }
+    const { handler } = this;
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    handler.onReadStart?.();
     try {
       this.parse();
     } catch (error) {
       this.fail(error as Error);
+    } finally {
+      handler.onReadEnd?.();
     }
   };
 

@@ -193,6 +193,15 @@ class Attempt implements ExchangeHandler {
     this.ended(this.status);
   }
 
+  // The events of one read of the replica's answer go to the client in one write.
+  onReadStart() {
+    this.request.client.cork();
+  }
+
+  onReadEnd() {
+    this.request.client.uncork();
+  }
+
   onError(error: Error) {
     this.over();
     if (this.left) return;

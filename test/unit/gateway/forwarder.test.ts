@@ -1,11 +1,13 @@
 // The forwarder's count of requests in flight (src/gateway/forwarder.ts): whatever happens to an attempt,
 // its count ends, since a count left behind keeps a model from scaling down and skews the balance.
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { after, afterEach, describe, it, mock } from 'node:test';
 import { Registry } from 'prom-client';
 import { type GatewayConfig, readConfig } from '../../../src/config.ts';
+import type { ClientAnswer } from '../../../src/gateway/client-answer.ts';
 import { REFUSALS, type Refusal } from '../../../src/gateway/errors.ts';
 import { Forwarder, leastInFlight } from '../../../src/gateway/forwarder.ts';
 import { LoadReporter } from '../../../src/gateway/load-reporter.ts';
@@ -278,6 +280,48 @@ describe('Forwarder', () => {
     stop();
   });
 
+  it("writes the events that one read of the replica's answer brings to the client corked, so that they leave in one write", async () => {
+    const { forwarder, stop } = setUp();
+    // A replica that writes a whole streamed answer at once, as an engine does a token's events and its end.
+    const events = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: [DONE]\n\n'];
+    const answer =
+      'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n' +
+      events.map((event) => `${event.length.toString(16)}\r\n${event}\r\n`).join('') +
+      '0\r\n\r\n';
+    const replica = createNetServer((socket) => socket.once('data', () => socket.write(answer)));
+    replica.listen(0, '127.0.0.1');
+    await once(replica, 'listening');
+    const { port } = replica.address() as AddressInfo;
+    const client = new RecordingClient();
+    const ended = once(client, 'ended');
+    await forwarder.forward(
+      {
+        model: 'm',
+        path: '/chat/completions',
+        body: Buffer.from('{"model":"m","stream":true}'),
+        client,
+        arrivedAt: performance.now(),
+        requestId: 'test',
+      },
+      [{ id: 'r', endpoint: `http://127.0.0.1:${port}/v1` }],
+    );
+    await ended;
+    replica.close();
+    stop();
+    const writes = client.log.filter((entry) => entry.startsWith('write') || entry === 'end');
+    assert.deepEqual(
+      writes,
+      [...events.map((event) => `write ${event.length}`), 'end'],
+      client.log.join(', '),
+    );
+    // Every write and the end came while the client was corked, and every cork was undone.
+    assert.ok(
+      client.log.every((entry, at) => !writes.includes(entry) || client.corkedAt[at] > 0),
+      client.log.join(', '),
+    );
+    assert.equal(client.corked, 0, 'as many uncorks as corks');
+  });
+
   it('a client that left before its request was forwarded is not sent on, and counts nothing in flight', async () => {
     const { forwarder, inFlight, stop } = setUp();
     const streaming = await streamingForever();
@@ -299,3 +343,40 @@ describe('Forwarder', () => {
     stop();
   });
 });
+
+/** A client's answer that logs what the gateway does with it, and how deep it was corked at each step. */
+class RecordingClient extends EventEmitter implements ClientAnswer {
+  destroyed = false;
+  headersSent = false;
+  writableFinished = false;
+  corked = 0;
+  readonly log: string[] = [];
+  readonly corkedAt: number[] = [];
+
+  private note(entry: string) {
+    this.log.push(entry);
+    this.corkedAt.push(this.corked);
+  }
+  writeHead(status: number) {
+    this.headersSent = true;
+    this.note(`head ${status}`);
+  }
+  write(chunk: Buffer | string) {
+    this.note(`write ${chunk.length}`);
+    return true;
+  }
+  end() {
+    this.writableFinished = true;
+    this.note('end');
+    this.emit('ended');
+  }
+  destroy() {
+    this.destroyed = true;
+  }
+  cork() {
+    this.corked++;
+  }
+  uncork() {
+    this.corked--;
+  }
+}

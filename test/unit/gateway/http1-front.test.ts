@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerOptions } from 'node:http';
-import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { connect, Socket } from 'node:net';
+import { after, before, describe, it, mock } from 'node:test';
 import fc from 'fast-check';
 import type { ClientAnswer, ClientRequestHead } from '../../../src/gateway/client-answer.ts';
 import { createFront, readHead } from '../../../src/gateway/http1-front.ts';
@@ -252,6 +252,25 @@ describe("the gateway's HTTP/1.1 front", () => {
     assert.match(answers[0], /\r\ntransfer-encoding: chunked\r\n/);
     assert.ok(answers[0].endsWith('\r\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n'), answers[0]);
     assert.match(answers[1], /\r\ncontent-length: 11\r\nconnection: close\r\n\r\nall at once$/);
+  });
+
+  it('writes to the socket only what there is to send: an answer of known length, ended with nothing, is one write', async () => {
+    const writes: number[] = [];
+    front.state.answerWith = (_head, body, answer) => {
+      // Socket writes are system calls, even empty ones: count them while this answer is written.
+      const spy = mock.method(Socket.prototype, 'write');
+      answer.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
+      answer.write(body);
+      answer.end();
+      writes.push(...spy.mock.calls.map((call) => Buffer.byteLength(call.arguments[0] as Buffer)));
+      spy.mock.restore();
+    };
+    const client = await rawClient(front.port);
+    client.socket.write(post('known length'));
+    const [answer] = await client.answers(1);
+    client.socket.destroy();
+    assert.ok(answer.endsWith('\r\n\r\nknown length'), answer);
+    assert.equal(writes.length, 1, `socket writes of ${writes.join(', ')} bytes`);
   });
 
   it("tells the answer in progress that its client left: 'close', destroyed, not finished", async () => {
