@@ -6,7 +6,9 @@
 // with power_of_two; llmgw with its default (prompts this short share no prefix: fewest in flight).
 // Figures: TTFT added (through the router minus the engine called directly, same round, same load) at
 // 1, 16 and 64 in flight; non-streaming requests a second at 64 and 256 in flight; the router's CPU
-// seconds (its process tree, from /proc) per 1,000 requests at 64 in flight.
+// seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
+// ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
+// a count that, unlike time, the rest of the machine does not move).
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
-import { treeCpuSeconds } from '../support/cpu-seconds.ts';
+import { type TreeUsage, treeUsage } from '../support/cpu-seconds.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
 import { load, quantile } from './load-runner.ts';
 
@@ -86,6 +88,13 @@ try {
   const cpu = new Map<string, number[]>();
   const push = (map: Map<string, number[]>, name: string, value: number) =>
     map.set(name, [...(map.get(name) ?? []), value]);
+  const writes = new Map<string, number[]>();
+  /** The router's CPU (ms) and write calls per request of a run that answered `requests`, since `before`. */
+  const perRequest = (router: Router, kind: 'streamed' | 'whole', before: TreeUsage, requests: number) => {
+    const after = treeUsage(pids[router]);
+    push(cpu, `${router}/${kind}`, ((after.cpuSeconds - before.cpuSeconds) / requests) * 1000);
+    push(writes, `${router}/${kind}`, (after.writeCalls - before.writeCalls) / requests);
+  };
   const rounds = Number(values.rounds);
   console.log(
     `${rounds} interleaved rounds of ${seconds} s per figure; llmgw with ${values.workers} worker process(es); 2 simulated engines, a token every ${values['tpot-ms']} ms`,
@@ -96,19 +105,20 @@ try {
       // The engine called directly in the same round: what each router's TTFT is taken against.
       add(`direct/${concurrency}`, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
       for (const router of order) {
+        const before = treeUsage(pids[router]);
         const run = await loadFor(urls[router], key, 'ttft', concurrency);
+        if (concurrency === 16) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         add(`${router}/${concurrency}`, run.ttfts);
       }
     }
     for (const concurrency of RATES) {
       for (const router of order) {
-        const before = treeCpuSeconds(pids[router]);
+        const before = treeUsage(pids[router]);
         const run = await loadFor(urls[router], key, 'rps', concurrency);
-        const used = treeCpuSeconds(pids[router]) - before;
+        if (concurrency === 64) perRequest(router, 'whole', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
-        if (concurrency === 64) push(cpu, router, (used / run.total) * 1000);
       }
     }
     console.log(`round ${round + 1} of ${rounds} done`);
@@ -148,9 +158,30 @@ try {
     {
       name: 'CPU s per 1,000 requests at 64',
       key: 'cpu_s_per_1000',
-      value: (r: Router) => mean(cpu.get(r)!),
+      value: (r: Router) => mean(cpu.get(`${r}/whole`)!),
       lowerIsBetter: true,
       digits: 3,
+    },
+    {
+      name: 'CPU s per 1,000 streamed requests at 16',
+      key: 'cpu_s_per_1000_streamed',
+      value: (r: Router) => mean(cpu.get(`${r}/streamed`)!),
+      lowerIsBetter: true,
+      digits: 3,
+    },
+    {
+      name: 'write calls per request at 64',
+      key: 'writes_per_request',
+      value: (r: Router) => mean(writes.get(`${r}/whole`)!),
+      lowerIsBetter: true,
+      digits: 2,
+    },
+    {
+      name: 'write calls per streamed request at 16',
+      key: 'writes_per_streamed_request',
+      value: (r: Router) => mean(writes.get(`${r}/streamed`)!),
+      lowerIsBetter: true,
+      digits: 2,
     },
   ];
   const peers = ROUTERS.filter((r): r is PeerName => r !== 'llmgw');

@@ -28,8 +28,15 @@ export function cpuSeconds<G extends string>(
   return used;
 }
 
-/** CPU seconds used so far by process `root` and every process beneath it (a cluster's workers). */
-export function treeCpuSeconds(root: number): number {
+/** What a process tree has used so far: CPU seconds, and write system calls (socket writes among them). */
+export interface TreeUsage {
+  cpuSeconds: number;
+  /** `syscw` of /proc/PID/io: write(2) and writev(2) calls, a socket's included (root may read any). */
+  writeCalls: number;
+}
+
+/** What process `root` and every process beneath it (a cluster's workers) have used so far. */
+export function treeUsage(root: number): TreeUsage {
   const parent = new Map<number, number>();
   const used = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
@@ -50,7 +57,20 @@ export function treeCpuSeconds(root: number): number {
     }
     return false;
   };
-  let total = 0;
-  for (const [pid, seconds] of used) if (within(pid)) total += seconds;
+  const total = { cpuSeconds: 0, writeCalls: 0 };
+  for (const [pid, seconds] of used) {
+    if (!within(pid)) continue;
+    total.cpuSeconds += seconds;
+    total.writeCalls += writeCallsOf(pid);
+  }
   return total;
+}
+
+/** The write system calls process `pid` made, 0 if it ended meanwhile. */
+function writeCallsOf(pid: number): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
