@@ -4,6 +4,9 @@
 // `llmgw gateway` with LLMGW_GATEWAY_WORKERS processes), measured in ROUNDS interleaved rounds (the
 // order rotating) so that whatever else loads this machine loads every router alike. The peers route
 // with power_of_two; llmgw with its default (prompts this short share no prefix: fewest in flight).
+// Beside them, the Node floor (node-floor.ts): a bare TCP relay in as many processes as llmgw's workers,
+// the least any router on Node adds; the column "llmgw / Node floor" says how much of llmgw's figure is
+// its own work and how much Node's.
 // Figures: TTFT added (through the router minus the engine called directly, same round, same load) at
 // 1, 16 and 64 in flight; non-streaming requests a second at 64 and 256 in flight; the router's CPU
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
@@ -38,8 +41,8 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
   load(base, key, mode, concurrency, seconds);
 
-type Router = 'llmgw' | PeerName;
-const ROUTERS: Router[] = (['llmgw', ...Object.keys(PEERS)] as Router[]).filter(
+type Router = 'llmgw' | 'node-floor' | PeerName;
+const ROUTERS: Router[] = (['llmgw', 'node-floor', ...Object.keys(PEERS)] as Router[]).filter(
   (r) => !values.only || values.only.split(',').includes(r),
 );
 const LEVELS = [1, 16, 64];
@@ -75,7 +78,14 @@ try {
   running.push(llmgw);
   urls.llmgw = llmgw.url;
   pids.llmgw = llmgw.child.pid!;
-  for (const name of ROUTERS.filter((r): r is PeerName => r !== 'llmgw')) {
+  if (ROUTERS.includes('node-floor')) {
+    const floor = await startNodeFloor(engines);
+    running.push(floor);
+    urls['node-floor'] = floor.url;
+    pids['node-floor'] = floor.child.pid!;
+  }
+  const peers = ROUTERS.filter((r): r is PeerName => r in PEERS);
+  for (const name of peers) {
     const peer = await startPeer(name, await closedPort(), engines, 'power_of_two');
     running.push(peer);
     urls[name] = peer.url;
@@ -184,9 +194,8 @@ try {
       digits: 2,
     },
   ];
-  const peers = ROUTERS.filter((r): r is PeerName => r !== 'llmgw');
-  console.log(`\n| figure | ${ROUTERS.join(' | ')} | llmgw / best peer |`);
-  console.log(`|---|${ROUTERS.map(() => '---|').join('')}---|`);
+  console.log(`\n| figure | ${ROUTERS.join(' | ')} | llmgw / best peer | llmgw / Node floor |`);
+  console.log(`|---|${ROUTERS.map(() => '---|').join('')}---|---|`);
   const result: Record<string, number> = {};
   for (const figure of figures) {
     const values = Object.fromEntries(ROUTERS.map((r) => [r, figure.value(r)])) as Record<Router, number>;
@@ -194,20 +203,19 @@ try {
       ? Math.min(...peers.map((p) => values[p]))
       : Math.max(...peers.map((p) => values[p]));
     // A ratio above 1 is llmgw worse, whichever way the figure goes. An added time at or below 0 (the
-    // router's run was luckier than the direct one, on a busy machine) has no ratio, nor has a run of
-    // llmgw alone (--only llmgw).
-    const ratio =
-      peers.length === 0 || best <= 0
-        ? Number.NaN
-        : figure.lowerIsBetter
-          ? values.llmgw / best
-          : best / values.llmgw;
+    // router's run was luckier than the direct one, on a busy machine) has no ratio, nor has a router
+    // not run (--only).
+    const ratioTo = (other: number) =>
+      !(other > 0) ? Number.NaN : figure.lowerIsBetter ? values.llmgw / other : other / values.llmgw;
+    const ratio = ratioTo(peers.length === 0 ? Number.NaN : best);
+    const toFloor = ratioTo(ROUTERS.includes('node-floor') ? values['node-floor'] : Number.NaN);
     console.log(
-      `| ${figure.name} | ${ROUTERS.map((r) => values[r].toFixed(figure.digits)).join(' | ')} | ${ratio.toFixed(2)} |`,
+      `| ${figure.name} | ${ROUTERS.map((r) => values[r].toFixed(figure.digits)).join(' | ')} | ${ratio.toFixed(2)} | ${toFloor.toFixed(2)} |`,
     );
     for (const r of ROUTERS)
       result[`${r.replace(/-/g, '_')}_${figure.key}`] = Number(values[r].toFixed(figure.digits));
     if (!Number.isNaN(ratio)) result[`${figure.key}_ratio`] = Number(ratio.toFixed(2));
+    if (!Number.isNaN(toFloor)) result[`${figure.key}_floor_ratio`] = Number(toFloor.toFixed(2));
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
   if ('rps_64_ratio' in result) result.rps_ratio = result.rps_64_ratio;
@@ -221,4 +229,23 @@ try {
   for (const part of running) await part.stop().catch(() => {});
   engineChild.stdin!.end();
   await stack.stop();
+}
+
+/** The Node floor (node-floor.ts) on a free port in front of the engines, as many processes as llmgw's workers. */
+async function startNodeFloor(engines: string[]) {
+  const port = await closedPort();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', here('./node-floor.ts'), String(port), values.workers!, ...engines],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await once(child.stdout!, 'data');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
 }
