@@ -98,36 +98,56 @@ export type Verdict = { allowed: true } | { allowed: false; why: string };
 
 const ALLOWED: Verdict = { allowed: true };
 
+/** A label that leaves scope keys as they are. */
+const asIs: Label = (key) => key;
+
+/** A refusal of `who`, saying who it is. (Not a closure in may: it runs on every gateway request.) */
+const refused = (who: Identity, label: Label, why: string): Verdict => ({
+  allowed: false,
+  why: `${describe(who, label)} ${why}`,
+});
+
 /**
  * Whether `who` may do `action` to `target`. Without a target: whether its role may do the action at
  * all (routes ask this first, so that a refused role learns nothing about the thing it named).
  */
-export function may(who: Identity, action: Action, target?: Target, label: Label = (key) => key): Verdict {
+export function may(who: Identity, action: Action, target?: Target, label: Label = asIs): Verdict {
   const reach = PERMISSIONS[who.role][action];
-  const refuse = (why: string): Verdict => ({ allowed: false, why: `${describe(who, label)} ${why}` });
   if (!reach) {
-    return refuse(
+    return refused(
+      who,
+      label,
       `may not ${VERBS[action]}: ${action === 'read-metrics' ? METRICS_LIMIT : ROLE_LIMIT[who.role]}`,
     );
   }
   // An agent token made before 017 bounds nothing: its agent is refused until an admin makes a new one.
   if (who.role === 'agent' && !who.nodeGrant) {
-    return refuse(
+    return refused(
+      who,
+      label,
       'may not act: its token was made before node addresses and bounds; an admin makes a new one with both',
     );
   }
   if (who.node !== undefined && target?.node !== undefined && target.node !== who.node) {
-    return refuse(`may not act for node ${target.node}: it registers and reports for its own node only`);
+    return refused(
+      who,
+      label,
+      `may not act for node ${target.node}: it registers and reports for its own node only`,
+    );
   }
   if (!target || reach === 'anywhere') return ALLOWED;
 
   if (who.models && target.model !== undefined && !who.models.includes(target.model)) {
-    return refuse(`may not ${phrase(action, target, label)}: it reports only for ${who.models.join(', ')}`);
+    return refused(
+      who,
+      label,
+      `may not ${phrase(action, target, label)}: it reports only for ${who.models.join(', ')}`,
+    );
   }
   if (who.scope === null) return ALLOWED;
   const [acted] = target.chain;
   if (reach === 'beneath' && acted === who.scope) {
-    return refuse(`may not ${phrase(action, target, label, `its own scope ${label(acted)}`)}`);
+    return refused(who, label, `may not ${phrase(action, target, label, `its own scope ${label(acted)}`)}`);
   }
   if (target.chain.includes(who.scope)) return ALLOWED;
   const where =
@@ -136,7 +156,7 @@ export function may(who: Identity, action: Action, target?: Target, label: Label
       : action === 'create-scope'
         ? ONLY_AN_ADMIN
         : 'it belongs to no scope';
-  return refuse(`may not ${phrase(action, target, label)}: ${where}`);
+  return refused(who, label, `may not ${phrase(action, target, label)}: ${where}`);
 }
 
 /** Whether `who` sees what is owned by the scope whose chain this is ([]: owned by none). */
@@ -146,9 +166,9 @@ export const sees = (who: Identity, chain: readonly ScopeKey[]) => may(who, 'rea
  * Whether `who` may set a guarantee that overruns its parent's budget (`why` says how, from
  * policy/guarantee-grants.ts; null: it does not): an operator grants only out of its own guarantee.
  */
-export function mayOverrun(who: Identity, why: string | null, label: Label = (key) => key): Verdict {
+export function mayOverrun(who: Identity, why: string | null, label: Label = asIs): Verdict {
   if (why === null || PERMISSIONS[who.role]['grant-beyond-guarantee']) return ALLOWED;
-  return { allowed: false, why: `${describe(who, label)} ${why}` };
+  return refused(who, label, why);
 }
 
 const ROLE_NOUN: Partial<Record<Role, string>> = { metrics: 'metrics token', client: 'client key' };

@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { z } from 'zod';
 import { Refusal } from './errors.ts';
 
-/** What the gateway reads of a request; the rest passes to the replica as sent. */
-const RoutedRequestSchema = z.looseObject({ model: z.string().min(1).max(200) });
+/** The longest `model` a request may give: one longer is refused as naming no model. */
+const MODEL_NAME_MAX = 200;
 
 /** The body of a request node:http serves, read up to `maxBytes` (a chunked body is stopped there rather than held whole). */
 export async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
@@ -41,12 +40,20 @@ export function routedRequest(body: Buffer): {
   } catch (error) {
     throw new Refusal('bad_request', `the body is not valid JSON: ${(error as Error).message}`);
   }
-  const parsed = RoutedRequestSchema.safeParse(json);
-  if (!parsed.success) {
+  // Only `model` is read; the rest passes to the replica as sent. A schema's parse would copy every field
+  // of the body, on every request (1.5% of the gateway's CPU in a profile).
+  const model = (json as { model?: unknown } | null)?.model;
+  if (
+    typeof json !== 'object' ||
+    Array.isArray(json) ||
+    typeof model !== 'string' ||
+    model.length === 0 ||
+    model.length > MODEL_NAME_MAX
+  ) {
     throw new Refusal(
       'bad_request',
       'the body must be a JSON object whose "model" names a model (GET /v1/models lists those this key may call)',
     );
   }
-  return { body, model: parsed.data.model, fields: parsed.data };
+  return { body, model, fields: json as Record<string, unknown> };
 }
