@@ -42,6 +42,7 @@ interface ModelCounts {
 export class LoadReporter {
   private readonly models = new Map<string, ModelCounts>();
   private readonly refresher: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(
     private readonly send: SendLoad,
@@ -77,8 +78,12 @@ export class LoadReporter {
     this.schedule(model, counts);
   }
 
-  /** Stops the timers; the reports already sent expire on their own. */
+  /**
+   * Stops the timers and sends nothing more (the requests a stopping gateway closes end after this; a
+   * report of them would wake reconcilers for a gateway that is gone). The reports sent expire on their own.
+   */
   stop() {
+    this.stopped = true;
     clearInterval(this.refresher);
     for (const counts of this.models.values()) clearTimeout(counts.timer);
   }
@@ -86,7 +91,7 @@ export class LoadReporter {
   // Runs at every request's start and end: a report already timed is left as it is (it sends the
   // counts as they are when it fires), so that no request sets a timer of its own.
   private schedule(model: string, counts: ModelCounts) {
-    if (counts.sending) return; // sent again when the report under way is done
+    if (counts.sending || this.stopped) return; // sent again when the report under way is done
     const total = counts.inFlight + counts.waiting;
     const { sent } = counts;
     if (!sent || reportsAtOnce(sent.total, total, counts.capacity)) {
@@ -115,6 +120,7 @@ export class LoadReporter {
     } catch (error) {
       this.log.warn(`gateway: could not report the load of ${model}: ${String(error)}`);
       counts.sending = false;
+      if (this.stopped) return;
       counts.timer = setTimeout(() => {
         counts.timer = undefined;
         void this.flush(model, counts);

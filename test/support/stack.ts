@@ -7,10 +7,12 @@ import { newSecret } from '../../src/contracts/secrets.ts';
 import { temporalAuth } from '../../src/contracts/temporal-credentials.ts';
 import type { ClusterNode } from '../../src/domain/cluster.ts';
 import type { Reconcilers } from '../../src/reconcilers/client.ts';
+import { MIN_SIGNAL_GAP_MS } from '../../src/reconcilers/load-signals.ts';
 import { connect, type Sql } from '../../src/store/db.ts';
 import { newId } from '../../src/store/ids.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { putNode } from '../../src/store/nodes.ts';
+import { reconcilerId } from '../../src/workflows/messages.ts';
 import { type Services, sharedServices, stopOwnServices } from './services.ts';
 
 export interface Answer<T = any> {
@@ -112,6 +114,34 @@ export async function startStack(
     ? await runGateway({ config, sql, temporalAddress: services.temporalAddress, port: 0, log: quiet })
     : undefined;
 
+  /**
+   * Reconciler IDs (reconcile:<model>) are shared by every stack on this Temporal server: ours are ended,
+   * or a later stack's model of the same name would signal ours, on a task queue no worker polls (a CI
+   * run's reconciler-start test waited 80 s for a pass so). Those visibility lists on our task queue, and
+   * those of our models that it does not list yet (it lags behind a start), read by ID.
+   */
+  async function endReconcilers() {
+    const listed = new Set<string>();
+    const running = temporal.workflow.list({
+      query: `TaskQueue = "${config.taskQueue}" AND ExecutionStatus = "Running"`,
+    });
+    for await (const workflow of running) listed.add(workflow.workflowId);
+    const models = await sql<{ name: string }[]>`select name from models`.catch(() => []);
+    for (const id of models.map(({ name }) => reconcilerId(name)).filter((id) => !listed.has(id))) {
+      const described = await temporal.workflow
+        .getHandle(id)
+        .describe()
+        .catch(() => undefined);
+      if (described?.status.name === 'RUNNING' && described.taskQueue === config.taskQueue) listed.add(id);
+    }
+    for (const id of listed) {
+      await temporal.workflow
+        .getHandle(id)
+        .terminate('test stack stopped')
+        .catch(() => {});
+    }
+  }
+
   const stack: Stack = {
     url: api.url,
     gatewayUrl: gateway?.url,
@@ -165,19 +195,13 @@ export async function startStack(
     },
     async stop() {
       await stack.stopWorker();
-      // Reconciler IDs (reconcile:<model>) are shared by every stack on this Temporal server: end ours,
-      // so that a later stack's model of the same name gets a reconciler on its own task queue.
-      const running = temporal.workflow.list({
-        query: `TaskQueue = "${config.taskQueue}" AND ExecutionStatus = "Running"`,
-      });
-      for await (const workflow of running) {
-        await temporal.workflow
-          .getHandle(workflow.workflowId)
-          .terminate('test stack stopped')
-          .catch(() => {});
-      }
+      // What could start a reconciler again (the gateway's load reports, the API's) stops before they
+      // are ended, and a load signal held back by its pacer (reconcilers/load-signals.ts) fires first:
+      // one started after the sweep would outlive the stack (a CI run found one, 4 ms after it).
       await gateway?.stop();
       await api.stop();
+      await new Promise((resolve) => setTimeout(resolve, MIN_SIGNAL_GAP_MS + 50));
+      await endReconcilers();
       await connection.close();
       await sql.end({ timeout: 5 });
       // Services this process started stop with the stack; a later stack in the process starts new ones.

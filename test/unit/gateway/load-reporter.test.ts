@@ -54,6 +54,19 @@ describe('LoadReporter', () => {
     ]);
   });
 
+  it('sends nothing once stopped: the requests its gateway closes while it stops end in no report', async () => {
+    const { reporter, sent } = setUp();
+    reporter.change('m', 2, 0);
+    await pass(10);
+    reporter.stop();
+    // A stopping gateway closes its connections after its reporter stops: their requests end then.
+    reporter.change('m', -2, 0);
+    reporter.change('m', 1, 0);
+    await pass(REPORT_GAP_MS * 4);
+    assert.deepEqual(sent, [[0, 2, 0]]);
+    assert.deepEqual([...reporter.inFlightCounts()], [['m', 1]], 'it still counts');
+  });
+
   it('sets one timer between two reports, however many requests start and end (not one each), and sends nothing for a load back where it was', async () => {
     const { reporter, sent } = setUp();
     reporter.change('m', 3, 0);
