@@ -25,6 +25,10 @@ if (cluster.isPrimary) {
       if (++listening === Number(workers)) console.log('ready');
     });
   }
+  // A worker that could not listen (the port taken) ends the floor: the bench hears of it.
+  cluster.on('exit', () => {
+    if (listening < Number(workers)) process.exit(1);
+  });
   process.on('SIGTERM', () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
     process.exit(0);

@@ -12,7 +12,7 @@
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
 // a count that, unlike time, the rest of the machine does not move).
-// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2]
+// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -115,18 +115,18 @@ try {
       // The engine called directly in the same round: what each router's TTFT is taken against.
       add(`direct/${concurrency}`, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
       for (const router of order) {
-        const before = treeUsage(pids[router]);
+        const before = concurrency === 16 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'ttft', concurrency);
-        if (concurrency === 16) perRequest(router, 'streamed', before, run.total);
+        if (before) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         add(`${router}/${concurrency}`, run.ttfts);
       }
     }
     for (const concurrency of RATES) {
       for (const router of order) {
-        const before = treeUsage(pids[router]);
+        const before = concurrency === 64 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'rps', concurrency);
-        if (concurrency === 64) perRequest(router, 'whole', before, run.total);
+        if (before) perRequest(router, 'whole', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
         push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
       }
@@ -137,13 +137,22 @@ try {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const added = (router: Router, concurrency: number, q: number) =>
     quantile(ttfts.get(`${router}/${concurrency}`)!, q) - quantile(ttfts.get(`direct/${concurrency}`)!, q);
-  const figures: {
+  interface Figure {
     name: string;
     key: string;
     value: (r: Router) => number;
     lowerIsBetter: boolean;
     digits: number;
-  }[] = [
+  }
+  /** A figure per request that perRequest recorded, the mean over the rounds; lower is better. */
+  const perRequestFigure = (
+    name: string,
+    key: string,
+    of: Map<string, number[]>,
+    kind: 'streamed' | 'whole',
+    digits: number,
+  ): Figure => ({ name, key, value: (r) => mean(of.get(`${r}/${kind}`)!), lowerIsBetter: true, digits });
+  const figures: Figure[] = [
     ...LEVELS.map((c) => ({
       name: `TTFT added p50 at ${c} (ms)`,
       key: `ttft_added_p50_${c}`,
@@ -165,34 +174,22 @@ try {
       lowerIsBetter: false,
       digits: 0,
     })),
-    {
-      name: 'CPU s per 1,000 requests at 64',
-      key: 'cpu_s_per_1000',
-      value: (r: Router) => mean(cpu.get(`${r}/whole`)!),
-      lowerIsBetter: true,
-      digits: 3,
-    },
-    {
-      name: 'CPU s per 1,000 streamed requests at 16',
-      key: 'cpu_s_per_1000_streamed',
-      value: (r: Router) => mean(cpu.get(`${r}/streamed`)!),
-      lowerIsBetter: true,
-      digits: 3,
-    },
-    {
-      name: 'write calls per request at 64',
-      key: 'writes_per_request',
-      value: (r: Router) => mean(writes.get(`${r}/whole`)!),
-      lowerIsBetter: true,
-      digits: 2,
-    },
-    {
-      name: 'write calls per streamed request at 16',
-      key: 'writes_per_streamed_request',
-      value: (r: Router) => mean(writes.get(`${r}/streamed`)!),
-      lowerIsBetter: true,
-      digits: 2,
-    },
+    perRequestFigure('CPU s per 1,000 requests at 64', 'cpu_s_per_1000', cpu, 'whole', 3),
+    perRequestFigure(
+      'CPU s per 1,000 streamed requests at 16',
+      'cpu_s_per_1000_streamed',
+      cpu,
+      'streamed',
+      3,
+    ),
+    perRequestFigure('write calls per request at 64', 'writes_per_request', writes, 'whole', 2),
+    perRequestFigure(
+      'write calls per streamed request at 16',
+      'writes_per_streamed_request',
+      writes,
+      'streamed',
+      2,
+    ),
   ];
   console.log(`\n| figure | ${ROUTERS.join(' | ')} | llmgw / best peer | llmgw / Node floor |`);
   console.log(`|---|${ROUTERS.map(() => '---|').join('')}---|---|`);
@@ -239,7 +236,13 @@ async function startNodeFloor(engines: string[]) {
     ['--import', 'tsx', here('./node-floor.ts'), String(port), values.workers!, ...engines],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  await once(child.stdout!, 'data');
+  // Ready once it prints so; an early exit (a port taken) says so rather than waiting for ever.
+  await Promise.race([
+    once(child.stdout!, 'data'),
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`the Node floor exited ${code} before it listened`);
+    }),
+  ]);
   return {
     url: `http://127.0.0.1:${port}`,
     child,

@@ -118,7 +118,8 @@ export async function startStack(
    * Reconciler IDs (reconcile:<model>) are shared by every stack on this Temporal server: ours are ended,
    * or a later stack's model of the same name would signal ours, on a task queue no worker polls (a CI
    * run's reconciler-start test waited 80 s for a pass so). Those visibility lists on our task queue, and
-   * those of our models that it does not list yet (it lags behind a start), read by ID.
+   * those of our models it does not list, read by ID: Temporal's visibility is eventually consistent, so a
+   * reconciler started just before may not be listed yet (not seen here; the leak seen was a start after).
    */
   async function endReconcilers() {
     const listed = new Set<string>();
