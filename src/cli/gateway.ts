@@ -1,9 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { Config } from '../config.ts';
 import { temporalAuth } from '../contracts/temporal-credentials.ts';
 import { type RunningGateway, startGateway } from '../gateway/start.ts';
 import { temporalReconcilers } from '../reconcilers/client.ts';
 import type { Sql } from '../store/db.ts';
+import { QuietConnection } from './quiet-connection.ts';
 
 /** The gateway with a Temporal client of its own, to wake the reconcilers its load reports concern. */
 export async function runGateway(options: {
@@ -14,7 +15,7 @@ export async function runGateway(options: {
   log?: Pick<Console, 'warn' | 'error'>;
 }): Promise<RunningGateway> {
   const { config } = options;
-  const connection = await Connection.connect({
+  const connection = await QuietConnection.open({
     address: options.temporalAddress,
     ...temporalAuth(config.temporalKey),
   });
