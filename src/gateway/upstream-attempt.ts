@@ -121,6 +121,11 @@ class Attempt implements ExchangeHandler {
   private length = -1;
   private eventStream = false;
   private resumeAnswer?: () => void;
+  // The listeners it gives the timer and the client's socket, made in the constructor: tsx (esbuild's
+  // keepNames) would name a field's arrow function with a property definition on every request.
+  private readonly expire: () => void;
+  private readonly drained: () => void;
+  private readonly clientLeft: () => void;
 
   constructor(
     private readonly parts: AttemptParts,
@@ -130,7 +135,11 @@ class Attempt implements ExchangeHandler {
     private readonly finish: () => void,
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
+  ) {
+    this.expire = () => this.timeRanOut();
+    this.drained = () => this.resumeAnswer?.();
+    this.clientLeft = () => this.leftEarly();
+  }
 
   send() {
     const { request, upstream, parts } = this;
@@ -239,7 +248,7 @@ class Attempt implements ExchangeHandler {
     this.cancel?.(why);
   }
 
-  private readonly expire = () => {
+  private timeRanOut() {
     const { firstByteTimeoutMs, requestTimeoutMs } = this.parts.settings;
     const timedOut =
       this.answering || this.firstTimerEndsRequest
@@ -247,18 +256,16 @@ class Attempt implements ExchangeHandler {
         : new FirstByteTimeout(firstByteTimeoutMs);
     this.timedOut = timedOut;
     this.stop(timedOut);
-  };
+  }
 
-  private readonly drained = () => this.resumeAnswer?.();
-
-  private readonly clientLeft = () => {
+  private leftEarly() {
     const { client } = this.request;
     if (client.writableFinished) return;
     this.left = true;
     this.stop();
     this.ended(CLIENT_LEFT);
     this.resolve();
-  };
+  }
 
   /** The replica answered: its health, its time to first bytes, and whether the answer is an error. */
   private answered() {
