@@ -121,11 +121,6 @@ class Attempt implements ExchangeHandler {
   private length = -1;
   private eventStream = false;
   private resumeAnswer?: () => void;
-  // The listeners it gives the timer and the client's socket, made in the constructor: tsx (esbuild's
-  // keepNames) would name a field's arrow function with a property definition on every request.
-  private readonly expire: () => void;
-  private readonly drained: () => void;
-  private readonly clientLeft: () => void;
 
   constructor(
     private readonly parts: AttemptParts,
@@ -135,11 +130,7 @@ class Attempt implements ExchangeHandler {
     private readonly finish: () => void,
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
-  ) {
-    this.expire = () => this.timeRanOut();
-    this.drained = () => this.resumeAnswer?.();
-    this.clientLeft = () => this.leftEarly();
-  }
+  ) {}
 
   send() {
     const { request, upstream, parts } = this;
@@ -248,7 +239,7 @@ class Attempt implements ExchangeHandler {
     this.cancel?.(why);
   }
 
-  private timeRanOut() {
+  private readonly expire = () => {
     const { firstByteTimeoutMs, requestTimeoutMs } = this.parts.settings;
     const timedOut =
       this.answering || this.firstTimerEndsRequest
@@ -256,16 +247,18 @@ class Attempt implements ExchangeHandler {
         : new FirstByteTimeout(firstByteTimeoutMs);
     this.timedOut = timedOut;
     this.stop(timedOut);
-  }
+  };
 
-  private leftEarly() {
+  private readonly drained = () => this.resumeAnswer?.();
+
+  private readonly clientLeft = () => {
     const { client } = this.request;
     if (client.writableFinished) return;
     this.left = true;
     this.stop();
     this.ended(CLIENT_LEFT);
     this.resolve();
-  }
+  };
 
   /** The replica answered: its health, its time to first bytes, and whether the answer is an error. */
   private answered() {
