@@ -12,9 +12,15 @@
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
 // a count that, unlike time, the rest of the machine does not move).
+// With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
+// rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
+// differ by more than most changes do, the same rounds much less.
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
+//   [--base DIR]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
@@ -33,18 +39,25 @@ const { values } = parseArgs({
     'tpot-ms': { type: 'string', default: '1' },
     /** Some of the routers only (comma-separated), to look at one. */
     only: { type: 'string' },
+    /** Another checkout of llmgw (its folder, with its npm packages installed), run beside as llmgw-base. */
+    base: { type: 'string' },
   },
 });
+const baseRoot = values.base === undefined ? undefined : resolve(values.base);
+if (baseRoot && !existsSync(join(baseRoot, 'bin', 'llmgw.mjs'))) {
+  console.error(`--base ${values.base}: no checkout of llmgw there (bin/llmgw.mjs is missing)`);
+  process.exit(2);
+}
 const seconds = Number(values.seconds);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
   load(base, key, mode, concurrency, seconds);
 
-type Router = 'llmgw' | 'node-floor' | PeerName;
-const ROUTERS: Router[] = (['llmgw', 'node-floor', ...Object.keys(PEERS)] as Router[]).filter(
-  (r) => !values.only || values.only.split(',').includes(r),
-);
+type Router = 'llmgw' | 'llmgw-base' | 'node-floor' | PeerName;
+const ROUTERS: Router[] = (
+  ['llmgw', ...(baseRoot ? ['llmgw-base'] : []), 'node-floor', ...Object.keys(PEERS)] as Router[]
+).filter((r) => r === 'llmgw-base' || !values.only || values.only.split(',').includes(r));
 const LEVELS = [1, 16, 64];
 const RATES = [64, 256];
 
@@ -78,6 +91,16 @@ try {
   running.push(llmgw);
   urls.llmgw = llmgw.url;
   pids.llmgw = llmgw.child.pid!;
+  if (baseRoot) {
+    const base = await startLlmgwGateway(
+      stack,
+      { LLMGW_GATEWAY_WORKERS: values.workers!, LLMGW_GATEWAY_INSTANCE: 'bench-base' },
+      baseRoot,
+    );
+    running.push(base);
+    urls['llmgw-base'] = base.url;
+    pids['llmgw-base'] = base.child.pid!;
+  }
   if (ROUTERS.includes('node-floor')) {
     const floor = await startNodeFloor(engines);
     running.push(floor);
@@ -191,8 +214,14 @@ try {
       2,
     ),
   ];
-  console.log(`\n| figure | ${ROUTERS.join(' | ')} | llmgw / best peer | llmgw / Node floor |`);
-  console.log(`|---|${ROUTERS.map(() => '---|').join('')}---|---|`);
+  // The ratios printed: to the best peer, to the Node floor, and to the other checkout (--base).
+  const against = [
+    { title: 'llmgw / best peer', suffix: '_ratio' },
+    { title: 'llmgw / Node floor', suffix: '_floor_ratio', router: 'node-floor' as const },
+    ...(baseRoot ? [{ title: 'llmgw / base', suffix: '_base_ratio', router: 'llmgw-base' as const }] : []),
+  ];
+  console.log(`\n| figure | ${[...ROUTERS, ...against.map((a) => a.title)].join(' | ')} |`);
+  console.log(`|---|${[...ROUTERS, ...against].map(() => '---|').join('')}`);
   const result: Record<string, number> = {};
   for (const figure of figures) {
     const values = Object.fromEntries(ROUTERS.map((r) => [r, figure.value(r)])) as Record<Router, number>;
@@ -204,15 +233,18 @@ try {
     // not run (--only).
     const ratioTo = (other: number) =>
       !(other > 0) ? Number.NaN : figure.lowerIsBetter ? values.llmgw / other : other / values.llmgw;
-    const ratio = ratioTo(peers.length === 0 ? Number.NaN : best);
-    const toFloor = ratioTo(ROUTERS.includes('node-floor') ? values['node-floor'] : Number.NaN);
+    const ratios = against.map(({ router }) => {
+      if (!router) return ratioTo(peers.length === 0 ? Number.NaN : best);
+      return ratioTo(ROUTERS.includes(router) ? values[router] : Number.NaN);
+    });
     console.log(
-      `| ${figure.name} | ${ROUTERS.map((r) => values[r].toFixed(figure.digits)).join(' | ')} | ${ratio.toFixed(2)} | ${toFloor.toFixed(2)} |`,
+      `| ${figure.name} | ${[...ROUTERS.map((r) => values[r].toFixed(figure.digits)), ...ratios.map((r) => r.toFixed(2))].join(' | ')} |`,
     );
     for (const r of ROUTERS)
       result[`${r.replace(/-/g, '_')}_${figure.key}`] = Number(values[r].toFixed(figure.digits));
-    if (!Number.isNaN(ratio)) result[`${figure.key}_ratio`] = Number(ratio.toFixed(2));
-    if (!Number.isNaN(toFloor)) result[`${figure.key}_floor_ratio`] = Number(toFloor.toFixed(2));
+    for (const [i, ratio] of ratios.entries()) {
+      if (!Number.isNaN(ratio)) result[`${figure.key}${against[i].suffix}`] = Number(ratio.toFixed(2));
+    }
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
   if ('rps_64_ratio' in result) result.rps_ratio = result.rps_64_ratio;

@@ -18,6 +18,8 @@ export interface LlmgwGateway extends LlmgwProcess {
 export async function startLlmgwGateway(
   stack: Stack,
   settings: Record<string, string> = {},
+  /** Another checkout of llmgw to run the gateway of (a bench comparing two). */
+  root?: string,
 ): Promise<LlmgwGateway> {
   const port = await closedPort();
   const gateway = runLlmgw(
@@ -32,6 +34,7 @@ export async function startLlmgwGateway(
       ...settings,
     },
     process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean),
+    root,
   );
   const url = `http://127.0.0.1:${port}`;
   await eventually(

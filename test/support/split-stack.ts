@@ -70,15 +70,17 @@ export interface LlmgwProcess {
 
 /**
  * `node [nodeArgs] bin/llmgw.mjs <command>` configured only by `env`: nothing of the caller's
- * settings (its LLMGW_*, DATABASE_URL, TEMPORAL_*, PORT) reaches it.
+ * settings (its LLMGW_*, DATABASE_URL, TEMPORAL_*, PORT) reaches it. `root` is the checkout it runs
+ * from (this one unless a bench compares another).
  */
 export function runLlmgw(
   command: 'serve' | 'worker' | 'gateway',
   env: Record<string, string>,
   nodeArgs: readonly string[] = [],
+  root = ROOT,
 ): LlmgwProcess {
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'llmgw.mjs'), command], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'llmgw.mjs'), command], {
+    cwd: root,
     env: stackEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
