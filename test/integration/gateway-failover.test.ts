@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
 import { readConfig } from '../../src/config.ts';
-import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
+import { gpuNode, gpuProfile, ok, untilRouted } from '../support/cluster.ts';
 import { closedPort } from '../support/ports.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
@@ -52,6 +52,7 @@ describe('the gateway when a replica dies mid-stream', () => {
       await readyReplica(stack, id, 'chat', `${engine.url}/v1`);
     }
     key = await stack.token({ name: 'app', role: 'admin' });
+    await untilRouted(stack, key, 'chat', engines.size);
   });
   after(async () => {
     for (const engine of engines.values()) await engine.stop();
@@ -199,13 +200,7 @@ describe('the gateway when a replica fails before answering', () => {
   async function modelOf(name: string, replicas: Record<string, string>) {
     await putModel(stack, name);
     for (const [id, endpoint] of Object.entries(replicas)) await readyReplica(stack, id, name, endpoint);
-    await eventually(`the gateway to route ${name} to its replicas`, async () => {
-      const listed = await fetch(`${stack.gatewayUrl}/v1/models`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      const { data } = (await listed.json()) as { data: { id: string; ready_replicas: number }[] };
-      return data.find((m) => m.id === name)?.ready_replicas === Object.keys(replicas).length;
-    });
+    await untilRouted(stack, key, name, Object.keys(replicas).length);
   }
 
   const call = async (model: string) => {

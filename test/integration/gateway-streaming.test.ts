@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
+import { gpuNode, gpuProfile, ok, untilRouted } from '../support/cluster.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /** An upstream of the test's own, the model's one ready replica: it answers by the request's model. */
@@ -57,6 +57,7 @@ describe('the gateway passes streams through as they come', () => {
         insert into replicas (id, model, profile, node, resources, state, created_at, endpoint)
         values (${`r-${index}`}, ${model}, 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
           'ready', now(), ${`${up.url}/v1`})`;
+      await untilRouted(stack, stack.adminToken, model, 1);
     }
   });
   after(async () => {

@@ -87,3 +87,18 @@ export const gpuProfile = (name: string, gpus: number, extra: Record<string, unk
   gpu_model: 'H100',
   ...extra,
 });
+
+/**
+ * Waits until the gateway routes `model` to `count` ready replicas: replicas written to the store reach
+ * its routing table on the store's notification, which a busy machine can delay past a test's first
+ * request (which then finds none ready: a 503).
+ */
+export async function untilRouted(stack: Stack, key: string, model: string, count: number) {
+  await eventually(`the gateway to route ${model} to its ${count} replicas`, async () => {
+    const listed = await fetch(`${stack.gatewayUrl}/v1/models`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const { data } = (await listed.json()) as { data: { id: string; ready_replicas: number }[] };
+    return data.find((m) => m.id === model)?.ready_replicas === count;
+  });
+}
