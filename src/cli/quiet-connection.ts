@@ -5,10 +5,10 @@ import { type CallContext, Connection, type ConnectionOptions } from '@temporali
  * `run`'s callback runs synchronously, instead of in an AsyncLocalStorage. On Node 20 the first
  * AsyncLocalStorage.run turns promise hooks on for the rest of the process, and the client runs one for
  * every call (the namespace header), so a gateway paid for the hooks on every promise of every request
- * (3 to 4% of a worker's CPU, docs/gateway.md). The client reads the context where it starts each call,
- * synchronously inside the run that set it (its RPC implementation, connection.ts in
- * @temporalio/client), which is all this keeps; test/integration/quiet-connection.test.ts checks both.
- * Nothing in the gateway sets a context around its own awaits, which this would not carry.
+ * (some 3.5% of a worker's CPU samples; docs/gateway.md has what the bench shows). The client reads the
+ * context where it starts each call, synchronously inside the run that set it (its RPC implementation,
+ * connection.ts in @temporalio/client), which is all this keeps; test/integration/quiet-connection.test.ts
+ * checks both. Nothing in the gateway sets a context around its own awaits, which this would not carry.
  */
 export class QuietConnection extends Connection {
   /** Connects as Connection.connect does: the channel ready within the connect timeout, then a call. */
