@@ -11,13 +11,12 @@ import { type CallContext, Connection, type ConnectionOptions } from '@temporali
  * checks both. Nothing in the gateway sets a context around its own awaits, which this would not carry.
  */
 export class QuietConnection extends Connection {
-  /** Connects as Connection.connect does: the channel ready within the connect timeout, then a call. */
+  /** Connection.connect, with the call context kept synchronously before its check runs. */
   static async open(options: ConnectionOptions): Promise<QuietConnection> {
     const connection = QuietConnection.lazy(options) as QuietConnection;
     connection.keepContextSynchronously();
     try {
-      await connection.untilReady(Date.now() + connection.options.connectTimeoutMs);
-      await connection.workflowService.getSystemInfo({});
+      await connection.ensureConnected();
     } catch (error) {
       await connection.close();
       throw error;
