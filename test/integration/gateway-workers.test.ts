@@ -1,8 +1,10 @@
 // `llmgw gateway` with LLMGW_GATEWAY_WORKERS=2: two processes share the port, both serve requests, and
 // each reports its load as a source of its own (gateway:<instance>-w1, -w2), so their counts add up.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type SimEngine, startSimEngine } from '../../src/cluster/sim/engine.ts';
+import { WORKER_HEAP_FLAGS } from '../../src/gateway/workers.ts';
 import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
 import { type LlmgwGateway, startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
@@ -83,5 +85,19 @@ describe('llmgw gateway with two worker processes', () => {
       await Promise.all(streams.map((answer) => answer.text()));
     }
     assert.deepEqual(sources, ['gateway:gw-w1', 'gateway:gw-w2']);
+  });
+  it("runs its workers with V8's heap flags of workers.ts, and the first process without them", () => {
+    const primary = gateway.child.pid!;
+    const argv = (pid: string | number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const workers = readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
+      .trim()
+      .split(' ')
+      .filter((pid) => argv(pid).some((arg) => arg.endsWith('bin/llmgw.mjs')));
+    assert.equal(workers.length, 2, 'two workers');
+    for (const worker of workers) {
+      for (const flag of WORKER_HEAP_FLAGS)
+        assert.ok(argv(worker).includes(flag), `worker ${worker}: ${flag}`);
+    }
+    for (const flag of WORKER_HEAP_FLAGS) assert.ok(!argv(primary).includes(flag), `primary: ${flag}`);
   });
 });
