@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { type Server as HttpServer, STATUS_CODES } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
-import { asksToClose, CONTROL, headerFields, LENGTH } from './http1-head.ts';
+import { asksToClose, hasControl, headerFields, LENGTH } from './http1-head.ts';
 
 // The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
 // body, no Expect, no Upgrade) are read and answered here on the socket, with none of node:http's
@@ -74,16 +74,17 @@ interface Head extends ClientRequestHead {
  * taken from its first line and repeated X-Request-IDs joined, as node:http does.
  */
 export function readHead(text: string): Head | undefined {
+  // The request line, read in place: METHOD SP URL SP HTTP/1.1.
   const firstEnd = text.indexOf(CRLF);
-  const requestLine = firstEnd < 0 ? text : text.slice(0, firstEnd);
-  const methodEnd = requestLine.indexOf(' ');
-  const urlEnd = requestLine.indexOf(' ', methodEnd + 1);
-  if (methodEnd <= 0 || urlEnd < 0 || requestLine.slice(urlEnd + 1) !== 'HTTP/1.1') return undefined;
-  if (CONTROL.test(requestLine)) return undefined;
-  const url = requestLine.slice(methodEnd + 1, urlEnd);
-  if (url.length === 0 || url.includes(' ')) return undefined;
+  const lineEnd = firstEnd < 0 ? text.length : firstEnd;
+  const methodEnd = text.indexOf(' ');
+  const urlEnd = text.indexOf(' ', methodEnd + 1);
+  if (methodEnd <= 0 || urlEnd < 0 || urlEnd >= lineEnd || urlEnd === methodEnd + 1) return undefined;
+  if (lineEnd - urlEnd !== 9 || !text.startsWith('HTTP/1.1', urlEnd + 1)) return undefined;
+  if (hasControl(text, 0, lineEnd)) return undefined;
+  const url = text.slice(methodEnd + 1, urlEnd);
   const head: Head = {
-    method: requestLine.slice(0, methodEnd),
+    method: text.slice(0, methodEnd),
     url,
     authorization: undefined,
     requestId: undefined,
