@@ -109,10 +109,16 @@ class Connection {
   /** Body bytes (or the current chunk's) still to come. */
   private left = 0;
   private reusable = false;
-  /** In its pool's idle list (it is then closed after `idleMs`). */
+  /** In its pool's idle list (it is then closed after `idleMs`), since `idleSince`. */
   private idle = false;
+  private idleSince = 0;
   private idleMs = IDLE_MS;
+  /**
+   * At most one timer at a time, left to run while the connection serves: a timer per answer cost an
+   * object and a timer-list insertion per request.
+   */
   private idleTimer: NodeJS.Timeout | undefined;
+  private idleDue = 0;
 
   constructor(
     { host, port }: ReplicaRequest,
@@ -131,7 +137,6 @@ class Connection {
   }
 
   exchange(request: ReplicaRequest, handler: ExchangeHandler) {
-    clearTimeout(this.idleTimer);
     this.idle = false;
     this.handler = handler;
     this.reading = 'head';
@@ -206,10 +211,7 @@ class Connection {
             if (bytes.length > 1024) throw new UpstreamMalformed('a chunk size line past 1 KiB');
             return;
           }
-          const line = bytes.toString('latin1', 0, end);
-          const size = line.split(';', 1)[0].trim();
-          if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new UpstreamMalformed(`a chunk size of "${size}"`);
-          this.left = Number.parseInt(size, 16);
+          this.left = chunkSize(bytes, end);
           this.rest(bytes, end + 2);
           this.reading = this.left === 0 ? 'trailers' : 'chunk-data';
           break;
@@ -301,10 +303,27 @@ class Connection {
     this.socket.resume();
     if (this.reusable && kept && !this.pending) {
       this.idle = true;
-      this.idleTimer = setTimeout(() => this.socket.destroy(), this.idleMs);
+      this.idleSince = performance.now();
+      // A timer due later than this idle time ends (the replica shortened its Keep-Alive) is set again.
+      if (!this.idleTimer || this.idleDue > this.idleSince + this.idleMs) this.closeIdleIn(this.idleMs);
       kept.pool.keep(kept.key, this);
     } else this.socket.destroy();
     handler?.onComplete();
+  }
+
+  /** Closes the connection once idle for `idleMs`; looks again then if it served meanwhile. */
+  private readonly closeIfIdle = () => {
+    this.idleTimer = undefined;
+    if (!this.idle) return; // serving: its answer's end sets the timer again
+    const left = this.idleSince + this.idleMs - performance.now();
+    if (left <= 0) this.socket.destroy();
+    else this.closeIdleIn(left);
+  };
+
+  private closeIdleIn(ms: number) {
+    clearTimeout(this.idleTimer);
+    this.idleDue = performance.now() + ms;
+    this.idleTimer = setTimeout(this.closeIfIdle, ms);
   }
 
   private fail(error: Error) {
@@ -328,4 +347,38 @@ class Connection {
     if (!this.handler) return;
     this.fail(error instanceof Error ? error : new UpstreamClosed());
   };
+}
+
+/**
+ * The size of a chunk-size line (bytes[0, end)): 1 to 12 hex digits before any `;extension`, with
+ * whitespace around them, read from the bytes with no string made (a streamed answer has a line per
+ * event).
+ */
+function chunkSize(bytes: Buffer, end: number): number {
+  let start = 0;
+  let stop = 0;
+  while (stop < end && bytes[stop] !== 59) stop++; // up to a ';'
+  while (start < stop && isWhitespace(bytes[start])) start++;
+  while (stop > start && isWhitespace(bytes[stop - 1])) stop--;
+  if (stop === start || stop - start > 12) throw malformedSize(bytes, start, stop);
+  let size = 0;
+  for (let at = start; at < stop; at++) {
+    const digit = hexDigit(bytes[at]);
+    if (digit < 0) throw malformedSize(bytes, start, stop);
+    size = size * 16 + digit;
+  }
+  return size;
+}
+
+const malformedSize = (bytes: Buffer, start: number, stop: number) =>
+  new UpstreamMalformed(`a chunk size of "${bytes.toString('latin1', start, stop)}"`);
+
+/** What String.prototype.trim takes away, in latin1: tab, LF, VT, FF, CR, space and no-break space. */
+const isWhitespace = (byte: number) => (byte >= 9 && byte <= 13) || byte === 32 || byte === 160;
+
+function hexDigit(byte: number): number {
+  if (byte >= 48 && byte <= 57) return byte - 48;
+  if (byte >= 97 && byte <= 102) return byte - 87;
+  if (byte >= 65 && byte <= 70) return byte - 55;
+  return -1;
 }

@@ -232,6 +232,66 @@ describe("the gateway's connections to replicas", () => {
     assert.equal((await ask(pool, replica.port)).ended, 'complete', 'a new connection after it');
   });
 
+  it('keeps a connection that serves past its idle time, closes it that long after its last answer, and heeds a Keep-Alive that shrinks', async () => {
+    const pool = new ReplicaConnections();
+    const before = replica.state.connections;
+    // timeout=2: idle 1 s. Requests every 300 ms for 1.8 s: the connection never idles a whole second.
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    await ask(pool, replica.port);
+    const socket = replica.state.sockets.at(-1)!;
+    const closed = once(socket, 'close');
+    for (let i = 0; i < 6; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal((await ask(pool, replica.port)).ended, 'complete');
+    }
+    assert.equal(replica.state.connections - before, 1, 'every request on the one connection');
+    const lastAnswer = performance.now();
+    await closed;
+    const idleMs = performance.now() - lastAnswer;
+    assert.ok(idleMs > 800 && idleMs < 2000, `closed ${idleMs.toFixed(0)} ms after its last answer`);
+
+    // Idle 3 s (timeout=4) first, then 1 s (timeout=2): closed after 1 s, not the 3 s set before.
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=4\r\ncontent-length: 2\r\n\r\nok'];
+    await ask(pool, replica.port);
+    const second = replica.state.sockets.at(-1)!;
+    const secondClosed = once(second, 'close');
+    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    await ask(pool, replica.port);
+    const shrunk = performance.now();
+    await secondClosed;
+    const shrunkMs = performance.now() - shrunk;
+    assert.ok(
+      shrunkMs > 800 && shrunkMs < 2000,
+      `closed ${shrunkMs.toFixed(0)} ms after the shorter Keep-Alive`,
+    );
+  });
+
+  it('reads a chunk size of hex digits in either case, with blanks around them and extensions after, and refuses any other', async () => {
+    const pool = new ReplicaConnections();
+    const sized = (line: string) => [
+      `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${line}\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n`,
+    ];
+    const read: [string, string][] = [
+      ['1a', '26 bytes'],
+      ['1A', 'uppercase'],
+      [' 1a\t', 'blanks around'],
+      ['1a ; name=value', 'an extension after a blank'],
+      ['00000000001a', '12 digits'],
+    ];
+    for (const [line, why] of read) {
+      replica.state.answer = () => sized(line);
+      const heard = await ask(pool, replica.port);
+      assert.equal(heard.ended, 'complete', why);
+      assert.equal(heard.body, 'abcdefghijklmnopqrstuvwxyz', why);
+    }
+    for (const line of ['', ' ', ';x', '0x1a', '1 a', '000000000001a', '-1', '1g']) {
+      replica.state.answer = () => sized(line);
+      const heard = await ask(pool, replica.port);
+      assert.equal((heard.ended as { code?: string }).code, 'UPSTREAM_MALFORMED', JSON.stringify(line));
+      assert.equal((heard.ended as Error).message, `a chunk size of "${line.split(';')[0].trim()}"`);
+    }
+  });
+
   it('pauses reading while the handler says so, and goes on at resume', async () => {
     const pool = new ReplicaConnections();
     const big = 'y'.repeat(4 * 1024 * 1024);
