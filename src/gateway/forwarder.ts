@@ -69,18 +69,24 @@ export class Forwarder {
    * one engine while another has room.
    */
   async forward(request: Forwarded, replicas: readonly Upstream[]): Promise<void> {
-    const tried = new Set<string>();
+    // The replicas that failed this request: made at the first failure, which most requests never meet.
+    let tried: Set<string> | undefined;
     let failure = '';
     let choices = replicas;
     let woken = false;
     for (let attempt = 0; attempt <= this.settings.retries; ) {
       // A client gone before this attempt closed before its 'close' could be heard: nothing would end it.
       if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
-      const candidates = choices.filter((r) => !tried.has(r.id) && this.health.routable(r.id));
       // A newcomer does not pass the requests already waiting; one whose turn came takes its slot.
       const queued = !woken && this.waiting.has(request.model);
-      const free = queued ? [] : candidates.filter((r) => this.hasSlot(r));
-      if (candidates.length > 0 && free.length === 0) {
+      let candidates = 0;
+      const free: Upstream[] = [];
+      for (const replica of choices) {
+        if (tried?.has(replica.id) || !this.health.routable(replica.id)) continue;
+        candidates++;
+        if (!queued && this.hasSlot(replica)) free.push(replica);
+      }
+      if (candidates > 0 && free.length === 0) {
         // Its turn came and another took the slot first: it waits at the head of the line again.
         if (!(await this.slotFor(request, woken))) return this.counted(request, CLIENT_LEFT);
         woken = true;
@@ -95,11 +101,12 @@ export class Forwarder {
         if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
       }
       attempt++;
-      tried.add(upstream.id);
       this.metrics.selections.inc({ model: request.model, reason: attempt > 1 ? 'retry' : chosen.reason });
       try {
         return await this.attemptOn(request, upstream);
       } catch (error) {
+        tried ??= new Set();
+        tried.add(upstream.id);
         if (request.client.destroyed) return;
         const cause = causeOf(error);
         this.metrics.replicaErrors.inc({
