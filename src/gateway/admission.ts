@@ -29,9 +29,14 @@ export class Admission {
    * The model's ready replicas that may get requests; waits for one when there is none, until the
    * client leaves (`leaving` is asked for only then: most requests never wait).
    */
-  async replicasOf(model: string, leaving: () => AbortSignal): Promise<readonly Upstream[]> {
+  replicasOf(model: string, leaving: () => AbortSignal): readonly Upstream[] | Promise<readonly Upstream[]> {
     const ready = this.routable(model);
-    if (ready.length > 0) return ready;
+    // Ready ones: at once, with no promise (nearly every request).
+    return ready.length > 0 ? ready : this.hold(model, leaving);
+  }
+
+  /** Holds a request of a model with no ready replica until one is ready, or refuses it. */
+  private async hold(model: string, leaving: () => AbortSignal): Promise<readonly Upstream[]> {
     this.refuseUnservable(model);
     if ((this.held.get(model)?.size ?? 0) >= this.config.queueMax) {
       throw new Refusal(

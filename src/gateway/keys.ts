@@ -41,15 +41,11 @@ export class GatewayKeys {
     return new GatewayKeys((secret, now) => identify(sql, secret, now));
   }
 
-  /** The caller, refused unless its role may do `action` at all. */
-  async caller(authorization: string | undefined, action: Action): Promise<Identity> {
-    const identity = await this.identityOf(authorization);
-    const verdict = may(identity, action);
-    if (!verdict.allowed) throw new Refusal('forbidden', verdict.why);
-    return identity;
-  }
-
-  private async identityOf(authorization: string | undefined): Promise<Identity> {
+  /**
+   * The caller, refused unless its role may do `action` at all: at once (no promise) while its key's
+   * answer is kept, as it is for nearly every request; a promise when the store must be read.
+   */
+  caller(authorization: string | undefined, action: Action): Identity | Promise<Identity> {
     const secret = bearerSecret(authorization);
     if (!secret) {
       throw new Refusal(
@@ -57,15 +53,12 @@ export class GatewayKeys {
         'an API key is needed: send the header Authorization: Bearer <key> (a client key from llmgw ctl token create --role client)',
       );
     }
-    let answer = this.answers.get(secret);
-    const age = answer ? this.now() - answer.at : Number.POSITIVE_INFINITY;
-    if (age >= KEY_CACHE_MS) answer = await this.read(secret);
+    const kept = this.answers.get(secret);
+    const age = kept ? this.now() - kept.at : Number.POSITIVE_INFINITY;
+    if (age >= KEY_CACHE_MS) return this.read(secret).then((answer) => allowedTo(answer, action));
     // A failed read ahead of time changes nothing: the answer expires, and the next request reads.
-    else if (age >= KEY_REFRESH_MS) this.read(secret).catch(() => {});
-    if (!answer?.identity) {
-      throw new Refusal('unknown_key', 'this API key is unknown, was revoked or expired');
-    }
-    return answer.identity;
+    if (age >= KEY_REFRESH_MS) this.read(secret).catch(() => {});
+    return allowedTo(kept!, action);
   }
 
   /** A read of the key, shared with the one under way unless that began too long ago to wait on. */
@@ -87,4 +80,12 @@ export class GatewayKeys {
     answer.then(done, done);
     return answer;
   }
+}
+
+/** The answer's identity, refused unless it is known and its role may do `action` at all. */
+function allowedTo(answer: Answer, action: Action): Identity {
+  if (!answer.identity) throw new Refusal('unknown_key', 'this API key is unknown, was revoked or expired');
+  const verdict = may(answer.identity, action);
+  if (!verdict.allowed) throw new Refusal('forbidden', verdict.why);
+  return answer.identity;
 }

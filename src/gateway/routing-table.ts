@@ -96,12 +96,14 @@ export class RoutingTable {
    * began after this request did, since one under way may have begun before the model was stored.
    * Requests that miss meanwhile share that read: the store sees one at a time, however many ask.
    */
-  async route(name: string): Promise<Route | undefined> {
-    const asked = this.now();
-    if (!this.routes.has(name)) {
-      await this.reading;
-      if (this.readStartedAt <= asked) await this.refresh();
-    }
+  route(name: string): Route | undefined | Promise<Route | undefined> {
+    // Known: at once, with no promise (nearly every request).
+    return this.routes.get(name) ?? this.readRoute(name, this.now());
+  }
+
+  private async readRoute(name: string, asked: number): Promise<Route | undefined> {
+    await this.reading;
+    if (this.readStartedAt <= asked) await this.refresh();
     return this.routes.get(name);
   }
 

@@ -19,8 +19,9 @@ function store() {
       }),
     );
   const keys = new GatewayKeys(lookup, () => clock.now);
-  const call = () => keys.caller(BEARER, 'call-model');
-  return { clock, reads, call };
+  // As a request awaits it: a refusal at once is a rejection too.
+  const call = async () => keys.caller(BEARER, 'call-model');
+  return { clock, reads, call, keys };
 }
 
 /** Lets the promises that are ready settle. */
@@ -48,6 +49,16 @@ describe("the gateway's key check", () => {
     assert.equal(reads.length, 2);
     await call();
     assert.equal(reads.length, 2, 'one read ahead at a time');
+  });
+
+  it('answers a kept key at once, with no promise, and refuses a missing one at once', async () => {
+    const { reads, call, keys } = store();
+    const first = call();
+    await settle();
+    reads[0].answer(client);
+    await first;
+    assert.deepEqual(keys.caller(BEARER, 'call-model'), client);
+    assert.throws(() => keys.caller(undefined, 'call-model'), /an API key is needed/);
   });
 
   it('stops a revoked key within KEY_CACHE_MS: the read ahead of time finds it gone', async () => {
