@@ -214,10 +214,13 @@ try {
       2,
     ),
   ];
-  // The ratios printed: to the best peer, to the Node floor, and to the other checkout (--base).
+  // The ratios printed: to the best peer, to the Node floor, and to the other checkout (--base), each
+  // only when what it compares to ran (--only).
   const against = [
-    { title: 'llmgw / best peer', suffix: '_ratio' },
-    { title: 'llmgw / Node floor', suffix: '_floor_ratio', router: 'node-floor' as const },
+    ...(peers.length > 0 ? [{ title: 'llmgw / best peer', suffix: '_ratio' }] : []),
+    ...(ROUTERS.includes('node-floor')
+      ? [{ title: 'llmgw / Node floor', suffix: '_floor_ratio', router: 'node-floor' as const }]
+      : []),
     ...(baseRoot ? [{ title: 'llmgw / base', suffix: '_base_ratio', router: 'llmgw-base' as const }] : []),
   ];
   console.log(`\n| figure | ${[...ROUTERS, ...against.map((a) => a.title)].join(' | ')} |`);
@@ -229,17 +232,15 @@ try {
       ? Math.min(...peers.map((p) => values[p]))
       : Math.max(...peers.map((p) => values[p]));
     // A ratio above 1 is llmgw worse, whichever way the figure goes. An added time at or below 0 (the
-    // router's run was luckier than the direct one, on a busy machine) has no ratio, nor has a router
-    // not run (--only).
+    // router's run was luckier than the direct one, on a busy machine) has no ratio: printed as —.
     const ratioTo = (other: number) =>
       !(other > 0) ? Number.NaN : figure.lowerIsBetter ? values.llmgw / other : other / values.llmgw;
-    const ratios = against.map(({ router }) => {
-      if (!router) return ratioTo(peers.length === 0 ? Number.NaN : best);
-      return ratioTo(ROUTERS.includes(router) ? values[router] : Number.NaN);
-    });
-    console.log(
-      `| ${figure.name} | ${[...ROUTERS.map((r) => values[r].toFixed(figure.digits)), ...ratios.map((r) => r.toFixed(2))].join(' | ')} |`,
-    );
+    const ratios = against.map(({ router }) => ratioTo(router ? values[router] : best));
+    const cells = [
+      ...ROUTERS.map((r) => values[r].toFixed(figure.digits)),
+      ...ratios.map((r) => (Number.isNaN(r) ? '—' : r.toFixed(2))),
+    ];
+    console.log(`| ${figure.name} | ${cells.join(' | ')} |`);
     for (const r of ROUTERS)
       result[`${r.replace(/-/g, '_')}_${figure.key}`] = Number(values[r].toFixed(figure.digits));
     for (const [i, ratio] of ratios.entries()) {
