@@ -157,34 +157,37 @@ class Connection<Route> {
     this.read();
   };
 
-  /** Serves each whole request in `pending`, one at a time; hands the connection over at the first it does not serve. */
+  /**
+   * Serves the first whole request in `pending`, or hands the connection over if it does not serve it.
+   * The next one is read once its answer has ended (`answered`), even an answer that ended within
+   * `serve`: after one that asked to close, none is.
+   */
   private read() {
-    while (this.pending && !this.answer) {
-      const bytes = this.pending;
-      const headEnd = bytes.indexOf(HEAD_END);
-      if (headEnd < 0 && bytes.length <= MAX_HEAD_BYTES) {
-        this.socket.setTimeout(PARTIAL_REQUEST_MS);
-        return;
-      }
-      const head =
-        headEnd < 0 || headEnd > MAX_HEAD_BYTES ? undefined : readHead(bytes.toString('latin1', 0, headEnd));
-      const route =
-        head && head.contentLength <= this.options.maxBodyBytes
-          ? this.options.routeOf(head.method, head.url)
-          : undefined;
-      if (!head || route === undefined) return this.handOver();
-      const bodyStart = headEnd + HEAD_END.length;
-      const bodyEnd = bodyStart + head.contentLength;
-      if (bytes.length < bodyEnd) {
-        this.socket.setTimeout(PARTIAL_REQUEST_MS);
-        return;
-      }
-      this.pending = bodyEnd < bytes.length ? bytes.subarray(bodyEnd) : undefined;
-      this.closeAfter = head.close;
-      this.socket.setTimeout(0);
-      this.answer = new FrontAnswer(this);
-      this.options.serve(route, head, bytes.subarray(bodyStart, bodyEnd), this.answer);
+    if (!this.pending || this.answer) return;
+    const bytes = this.pending;
+    const headEnd = bytes.indexOf(HEAD_END);
+    if (headEnd < 0 && bytes.length <= MAX_HEAD_BYTES) {
+      this.socket.setTimeout(PARTIAL_REQUEST_MS);
+      return;
     }
+    const head =
+      headEnd < 0 || headEnd > MAX_HEAD_BYTES ? undefined : readHead(bytes.toString('latin1', 0, headEnd));
+    const route =
+      head && head.contentLength <= this.options.maxBodyBytes
+        ? this.options.routeOf(head.method, head.url)
+        : undefined;
+    if (!head || route === undefined) return this.handOver();
+    const bodyStart = headEnd + HEAD_END.length;
+    const bodyEnd = bodyStart + head.contentLength;
+    if (bytes.length < bodyEnd) {
+      this.socket.setTimeout(PARTIAL_REQUEST_MS);
+      return;
+    }
+    this.pending = bodyEnd < bytes.length ? bytes.subarray(bodyEnd) : undefined;
+    this.closeAfter = head.close;
+    this.socket.setTimeout(0);
+    this.answer = new FrontAnswer(this);
+    this.options.serve(route, head, bytes.subarray(bodyStart, bodyEnd), this.answer);
   }
 
   /** The answer in progress was written whole: the next request may be read. */

@@ -136,6 +136,22 @@ describe("the gateway's HTTP/1.1 front", () => {
     assert.equal(front.fellBack.length, 0);
   });
 
+  it('serves none of the requests pipelined after one that asks to close, even when its answer ends at once', async () => {
+    const client = await rawClient(front.port);
+    const before = front.served.length;
+    // The test's answers are written within serve, as the gateway's refusals of a request are.
+    client.socket.write(post('one', 'connection: close\r\n') + post('two'));
+    await once(client.socket, 'close');
+    assert.deepEqual(
+      splitAnswers(client.received()).map((answer) => answer.split('\r\n\r\n')[1]),
+      ['one'],
+    );
+    assert.deepEqual(
+      front.served.slice(before).map((s) => s.body),
+      ['one'],
+    );
+  });
+
   it('gives the connection to node:http at the first request it does not serve, and node:http keeps it', async () => {
     const client = await rawClient(front.port);
     const served = front.served.length;
