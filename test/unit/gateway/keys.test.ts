@@ -21,7 +21,14 @@ function store() {
   const keys = new GatewayKeys(lookup, () => clock.now);
   // As a request awaits it: a refusal at once is a rejection too.
   const call = async () => keys.caller(BEARER, 'call-model');
-  return { clock, reads, call, keys };
+  /** The key's first read, answered: its answer is kept from then on. */
+  const known = async () => {
+    const first = call();
+    await settle();
+    reads[0].answer(client);
+    await first;
+  };
+  return { clock, reads, call, keys, known };
 }
 
 /** Lets the promises that are ready settle. */
@@ -38,11 +45,8 @@ describe("the gateway's key check", () => {
   });
 
   it('serves a key in steady use without waiting on the store: past half its time the answer is read again behind the request', async () => {
-    const { clock, reads, call } = store();
-    const first = call();
-    await settle();
-    reads[0].answer(client);
-    await first;
+    const { clock, reads, call, known } = store();
+    await known();
     clock.now = KEY_REFRESH_MS + 1;
     // This read is never answered: the request does not wait for it.
     assert.deepEqual(await call(), client);
@@ -52,21 +56,15 @@ describe("the gateway's key check", () => {
   });
 
   it('answers a kept key at once, with no promise, and refuses a missing one at once', async () => {
-    const { reads, call, keys } = store();
-    const first = call();
-    await settle();
-    reads[0].answer(client);
-    await first;
+    const { keys, known } = store();
+    await known();
     assert.deepEqual(keys.caller(BEARER, 'call-model'), client);
     assert.throws(() => keys.caller(undefined, 'call-model'), /an API key is needed/);
   });
 
   it('stops a revoked key within KEY_CACHE_MS: the read ahead of time finds it gone', async () => {
-    const { clock, reads, call } = store();
-    const first = call();
-    await settle();
-    reads[0].answer(client);
-    await first;
+    const { clock, reads, call, known } = store();
+    await known();
     clock.now = KEY_REFRESH_MS;
     await call();
     reads[1].answer(null);
@@ -75,11 +73,8 @@ describe("the gateway's key check", () => {
   });
 
   it('waits on the store once the answer is KEY_CACHE_MS old, and a failed read ahead changed nothing', async () => {
-    const { clock, reads, call } = store();
-    const first = call();
-    await settle();
-    reads[0].answer(client);
-    await first;
+    const { clock, reads, call, known } = store();
+    await known();
     clock.now = KEY_REFRESH_MS;
     await call();
     reads[1].fail();

@@ -88,6 +88,18 @@ function ask(pool: ReplicaConnections, port: number, fresh = false, body = '{"mo
   return over;
 }
 
+/** An answer whose Keep-Alive says the replica closes a connection idle for `seconds`. */
+const keptAlive = (seconds: number) => () => [
+  `HTTP/1.1 200 OK\r\nkeep-alive: timeout=${seconds}\r\ncontent-length: 2\r\n\r\nok`,
+];
+
+/** Milliseconds from now until `event` happens. */
+async function msUntil(event: Promise<unknown>): Promise<number> {
+  const from = performance.now();
+  await event;
+  return performance.now() - from;
+}
+
 /** `body` as a chunked answer, its chunks of the sizes given. */
 function chunked(body: string, sizes: number[]): string {
   let out = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-type: text/event-stream\r\n\r\n';
@@ -218,15 +230,13 @@ describe("the gateway's connections to replicas", () => {
   it("closes an idle connection a second before the replica's own Keep-Alive timeout, and reuses it until then", async () => {
     const pool = new ReplicaConnections();
     const before = replica.state.connections;
-    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    replica.state.answer = keptAlive(2);
     await ask(pool, replica.port);
     const socket = replica.state.sockets.at(-1)!;
     const closed = once(socket, 'close');
     await ask(pool, replica.port);
     assert.equal(replica.state.connections - before, 1, 'the second request reused the connection');
-    const idleFrom = performance.now();
-    await closed;
-    const idleMs = performance.now() - idleFrom;
+    const idleMs = await msUntil(closed);
     // 1 s (2 s less a second), not the 4 s of a replica that says nothing; the slack is the timer's.
     assert.ok(idleMs > 800 && idleMs < 3000, `closed after ${idleMs.toFixed(0)} ms idle`);
     assert.equal((await ask(pool, replica.port)).ended, 'complete', 'a new connection after it');
@@ -236,7 +246,7 @@ describe("the gateway's connections to replicas", () => {
     const pool = new ReplicaConnections();
     const before = replica.state.connections;
     // timeout=2: idle 1 s. Requests every 300 ms for 1.8 s: the connection never idles a whole second.
-    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    replica.state.answer = keptAlive(2);
     await ask(pool, replica.port);
     const socket = replica.state.sockets.at(-1)!;
     const closed = once(socket, 'close');
@@ -245,21 +255,16 @@ describe("the gateway's connections to replicas", () => {
       assert.equal((await ask(pool, replica.port)).ended, 'complete');
     }
     assert.equal(replica.state.connections - before, 1, 'every request on the one connection');
-    const lastAnswer = performance.now();
-    await closed;
-    const idleMs = performance.now() - lastAnswer;
+    const idleMs = await msUntil(closed);
     assert.ok(idleMs > 800 && idleMs < 2000, `closed ${idleMs.toFixed(0)} ms after its last answer`);
 
     // Idle 3 s (timeout=4) first, then 1 s (timeout=2): closed after 1 s, not the 3 s set before.
-    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=4\r\ncontent-length: 2\r\n\r\nok'];
+    replica.state.answer = keptAlive(4);
     await ask(pool, replica.port);
-    const second = replica.state.sockets.at(-1)!;
-    const secondClosed = once(second, 'close');
-    replica.state.answer = () => ['HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'];
+    const secondClosed = once(replica.state.sockets.at(-1)!, 'close');
+    replica.state.answer = keptAlive(2);
     await ask(pool, replica.port);
-    const shrunk = performance.now();
-    await secondClosed;
-    const shrunkMs = performance.now() - shrunk;
+    const shrunkMs = await msUntil(secondClosed);
     assert.ok(
       shrunkMs > 800 && shrunkMs < 2000,
       `closed ${shrunkMs.toFixed(0)} ms after the shorter Keep-Alive`,
