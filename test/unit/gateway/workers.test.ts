@@ -18,9 +18,10 @@ describe("the gateway workers' flags", () => {
       heap: false,
     },
     {
-      name: 'in NODE_OPTIONS, with underscores',
+      // The only one of the three that NODE_OPTIONS accepts.
+      name: 'a maximum semi-space in NODE_OPTIONS, with underscores: none added',
       execArgv: [],
-      nodeOptions: ' --min_semi_space_size=8 ',
+      nodeOptions: ' --max_semi_space_size=8 ',
       heap: false,
     },
     { name: 'an initial old space given', execArgv: ['--initial-old-space-size=512'], heap: false },
