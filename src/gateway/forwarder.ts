@@ -101,7 +101,7 @@ export class Forwarder {
         if (request.client.destroyed) return this.counted(request, CLIENT_LEFT);
       }
       attempt++;
-      this.metrics.selections.inc({ model: request.model, reason: attempt > 1 ? 'retry' : chosen.reason });
+      this.metrics.selections.inc(request.model, attempt > 1 ? 'retry' : chosen.reason);
       try {
         return await this.attemptOn(request, upstream);
       } catch (error) {

@@ -99,7 +99,7 @@ export function createProxyHandler(parts: GatewayParts) {
       if (client.destroyed) return;
       if (error instanceof Refusal) {
         metrics.errors.inc({ model, kind: error.kind });
-        metrics.requests.inc({ model, status: REFUSALS[error.kind].status });
+        metrics.requests.inc(model, REFUSALS[error.kind].status);
         return refuse(client, error, requestId);
       }
       log.error(`gateway: POST ${head.url} failed: ${String(error)}`);
