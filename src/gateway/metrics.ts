@@ -48,7 +48,10 @@ export class TalliedCounter<First extends string, Second extends string> {
 
   inc(first: string, second: string | number) {
     let bySecond = this.tallies.get(first);
-    if (!bySecond) this.tallies.set(first, (bySecond = new Map()));
+    if (!bySecond) {
+      bySecond = new Map();
+      this.tallies.set(first, bySecond);
+    }
     bySecond.set(second, (bySecond.get(second) ?? 0) + 1);
   }
 }
