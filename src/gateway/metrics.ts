@@ -24,7 +24,6 @@ export interface GatewayCounts {
  * second. A series shows from its first count on, as with `inc`.
  */
 export class TalliedCounter<First extends string, Second extends string> {
-  readonly counter: Counter<First | Second>;
   private readonly tallies = new Map<string, Map<string | number, number>>();
 
   constructor(
@@ -33,7 +32,7 @@ export class TalliedCounter<First extends string, Second extends string> {
     second: Second,
   ) {
     const { tallies } = this;
-    this.counter = new Counter({
+    new Counter({
       ...config,
       labelNames: [first, second],
       collect() {
