@@ -26,27 +26,15 @@ export const WORKER_HEAP_FLAGS = [
  */
 export const WORKER_GC_FLAGS = ['--single-threaded-gc'];
 
-/**
- * Each group of the workers' flags, whether it is wanted, and a flag of the operator's that stands for
- * it (V8 takes `-` or `_` between the words, and `--no-` or `--no` before a switch).
- */
-const WORKER_FLAG_GROUPS = [
-  {
-    flags: WORKER_HEAP_FLAGS,
-    wanted: () => true,
-    setBy: /^--(?:(?:min|max)[-_]semi[-_]space[-_]size|initial[-_]old[-_]space[-_]size)(?:=|$)/,
-  },
-  {
-    flags: WORKER_GC_FLAGS,
-    wanted: (spareCores: boolean) => !spareCores,
-    setBy: /^--(?:no-?)?single[-_]threaded(?:[-_]gc)?$/,
-  },
-];
+/** An operator's own heap size (V8 takes `-` or `_` between the words). */
+const HEAP_SIZE_FLAG = /^--(?:(?:min|max)[-_]semi[-_]space[-_]size|initial[-_]old[-_]space[-_]size)(?:=|$)/;
+/** An operator's own choice of the collector's threads (V8 also takes `--no-` or `--no` before a switch). */
+const GC_THREADS_FLAG = /^--(?:no-?)?single[-_]threaded(?:[-_]gc)?$/;
 
 /**
- * The flags the workers run with: this process's own, and each group of WORKER_FLAG_GROUPS that is
- * wanted (`spareCores`: the machine has more cores than workers) unless the operator set one of its
- * flags (on this process or in NODE_OPTIONS, which the workers inherit): theirs then stand alone.
+ * The flags the workers run with: this process's own; WORKER_HEAP_FLAGS; and WORKER_GC_FLAGS when the
+ * machine has no more cores than workers (`spareCores` false). Either is left out when the operator set
+ * a flag of its own (on this process or in NODE_OPTIONS, which the workers inherit): theirs then stands.
  */
 export function workerExecArgv(
   execArgv: readonly string[],
@@ -54,10 +42,12 @@ export function workerExecArgv(
   spareCores: boolean,
 ): string[] {
   const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
-  const added = WORKER_FLAG_GROUPS.filter(
-    ({ wanted, setBy }) => wanted(spareCores) && !given.some((flag) => setBy.test(flag)),
-  );
-  return [...execArgv, ...added.flatMap(({ flags }) => flags)];
+  const unset = (flag: RegExp) => !given.some((arg) => flag.test(arg));
+  return [
+    ...execArgv,
+    ...(unset(HEAP_SIZE_FLAG) ? WORKER_HEAP_FLAGS : []),
+    ...(!spareCores && unset(GC_THREADS_FLAG) ? WORKER_GC_FLAGS : []),
+  ];
 }
 
 /**
