@@ -261,7 +261,7 @@ class Attempt implements ExchangeHandler {
 
   private leftEarly() {
     const { client } = this.request;
-    if (client.writableFinished || this.left) return;
+    if (client.writableFinished) return;
     this.left = true;
     this.stop();
     this.ended(CLIENT_LEFT);
