@@ -29,7 +29,10 @@ describe('zxcvbn, loaded when first asked', () => {
     const seen = JSON.parse(run.stdout);
     assert.equal(seen.afterImport, 0);
     assert.equal(seen.afterHash, 0);
-    assert.ok(seen.afterAsking >= 3, `zxcvbn's core and both dictionaries loaded (${seen.afterAsking} files)`);
+    assert.ok(
+      seen.afterAsking >= 3,
+      `zxcvbn's core and both dictionaries loaded (${seen.afterAsking} files)`,
+    );
     assert.ok(seen.guesses < 25, `a patterned secret still estimates below 10^25 (${seen.guesses})`);
   });
 });
