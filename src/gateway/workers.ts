@@ -31,7 +31,7 @@ export const WORKER_GC_FLAGS = ['--single-threaded-gc'];
  * code site whose objects mostly outlived a young collection once. A request's objects die young all
  * the same, and dead in the old space they keep the young objects they point to alive through every
  * young collection until a full one. In one worker of two, young collections then kept 2.2 MB each and
- * took 13 to 14 ms, against 0.8 to 0.9 MB and 6 ms in the other (docs/gateway.md "Several processes").
+ * took 10 to 14 ms, against 0.6 to 0.9 MB and 4 to 6 ms in the other (docs/gateway.md "Several processes").
  */
 export const WORKER_PRETENURING_FLAGS = ['--no-allocation-site-pretenuring'];
 
