@@ -32,6 +32,7 @@ export class TalliedCounter<First extends string, Second extends string> {
     second: Second,
   ) {
     const { tallies } = this;
+    // Kept by the registries in `config.registers` (prom-client's default without): a scrape reads it there.
     new Counter({
       ...config,
       labelNames: [first, second],
