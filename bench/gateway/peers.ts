@@ -11,7 +11,8 @@
 // 1, 16 and 64 in flight; non-streaming requests a second at 64 and 256 in flight; the router's CPU
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
-// a count that, unlike time, the rest of the machine does not move).
+// a count that, unlike time, the rest of the machine does not move). A second table gives TTFT added at
+// 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less.
@@ -245,6 +246,16 @@ try {
       result[`${r.replace(/-/g, '_')}_${figure.key}`] = Number(values[r].toFixed(figure.digits));
     for (const [i, ratio] of ratios.entries()) {
       if (!Number.isNaN(ratio)) result[`${figure.key}${against[i].suffix}`] = Number(ratio.toFixed(2));
+    }
+  }
+  // Where two routers' distributions part: the p50 and p99 alone hide whether a gap is in many requests
+  // or in a few long stalls (docs/gateway.md "Where in the distribution llmgw falls behind").
+  const SPREAD = [0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999];
+  console.log(`\n| TTFT added (ms) by percentile | ${SPREAD.map((q) => q * 100).join(' | ')} |`);
+  console.log(`|---|${SPREAD.map(() => '---|').join('')}`);
+  for (const c of [16, 64]) {
+    for (const r of ROUTERS) {
+      console.log(`| at ${c}: ${r} | ${SPREAD.map((q) => added(r, c, q).toFixed(2)).join(' | ')} |`);
     }
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
