@@ -71,12 +71,14 @@ async function main(command: string | undefined) {
     case 'serve':
     case 'gateway':
     case 'worker': {
-      if (command === 'gateway' && config.gateway.workers > 1) {
+      // Even one worker: it then runs with the V8 flags of workers.ts, and is started again if it dies.
+      if (command === 'gateway') {
         const workers = await import('../gateway/workers.ts');
         if (!workers.isGatewayWorker()) {
           onStopSignal(workers.forkGatewayWorkers(config));
+          const count = config.gateway.workers;
           console.info(
-            `llmgw gateway: ${config.gateway.workers} worker processes on port ${config.gateway.port}`,
+            `llmgw gateway: ${count} worker process${count === 1 ? '' : 'es'} on port ${config.gateway.port}`,
           );
           return;
         }

@@ -64,18 +64,21 @@ export function workerExecArgv(
 }
 
 /**
- * `llmgw gateway` with LLMGW_GATEWAY_WORKERS > 1: this process (the primary) serves nothing itself; it
- * runs that many gateway processes (node:cluster) sharing the port, the kernel's connections dealt among
- * them, and starts again one that dies. Each worker is a whole gateway: its routing table, health
- * checks, prefix tree and counts are its own, as if several gateways stood in front of the replicas
- * (their load reports add up: each is the source `gateway:<instance>-w<n>`; each sends a replica at
- * most its share of the replica's slots). Returns what stops them all.
+ * `llmgw gateway`: this process (the primary) serves nothing itself; it runs LLMGW_GATEWAY_WORKERS
+ * gateway processes (node:cluster, one by default) sharing the port, the kernel's connections dealt
+ * among them, each with the flags of workerExecArgv, and starts again one that dies. Each worker is a
+ * whole gateway: its routing table, health checks, prefix tree and counts are its own, as if several
+ * gateways stood in front of the replicas (their load reports add up: each of several is the source
+ * `gateway:<instance>-w<n>`; each sends a replica at most its share of the replica's slots). Returns
+ * what stops them all.
  */
 export function forkGatewayWorkers(
   config: Config,
   log: Pick<Console, 'warn'> = console,
 ): () => Promise<void> {
   let stopping = false;
+  // Not unref'd: while every worker is down, a pending restart is what keeps this process alive.
+  const restarts = new Set<NodeJS.Timeout>();
   const start = (index: number) => {
     const worker = cluster.fork({ LLMGW_GATEWAY_WORKER_INDEX: String(index) });
     // The database URL is a secret that left this process's environment (forgetSecrets): it goes to
@@ -86,7 +89,11 @@ export function forkGatewayWorkers(
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       log.warn(`gateway worker ${index} exited (${signal ?? code}); starting it again`);
-      setTimeout(() => start(index), RESTART_MS).unref();
+      const restart = setTimeout(() => {
+        restarts.delete(restart);
+        start(index);
+      }, RESTART_MS);
+      restarts.add(restart);
     });
   };
   const spareCores = availableParallelism() > config.gateway.workers;
@@ -94,6 +101,7 @@ export function forkGatewayWorkers(
   for (let index = 1; index <= config.gateway.workers; index++) start(index);
   return async () => {
     stopping = true;
+    for (const restart of restarts) clearTimeout(restart);
     const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
     await Promise.all(
       workers.map(
@@ -112,14 +120,16 @@ export function forkGatewayWorkers(
 export const isGatewayWorker = () => cluster.isWorker;
 
 /**
- * A worker's config: its database URL from the primary, and its own load source name. Its slot share
- * (start.ts) divides each replica's slots among the workers.
+ * A worker's config: its database URL from the primary, and, when it is one of several, its own load
+ * source name (one worker reports as the gateway). Its slot share (start.ts) divides each replica's
+ * slots among the workers.
  */
 export async function workerConfig(config: Config): Promise<Config> {
   const databaseUrl = await new Promise<string | undefined>((resolve) => {
     process.once('message', (message: { databaseUrl?: string }) => resolve(message.databaseUrl));
     process.send?.({ want: 'databaseUrl' });
   });
+  if (config.gateway.workers === 1) return { ...config, databaseUrl };
   const index = process.env.LLMGW_GATEWAY_WORKER_INDEX ?? String(cluster.worker?.id ?? 0);
   return {
     ...config,

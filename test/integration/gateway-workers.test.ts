@@ -1,5 +1,6 @@
 // `llmgw gateway` with LLMGW_GATEWAY_WORKERS=2: two processes share the port, both serve requests, and
 // each reports its load as a source of its own (gateway:<instance>-w1, -w2), so their counts add up.
+// With the default of one, that one is a worker too: with the same V8 flags, and started again if it dies.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -10,10 +11,21 @@ import { gpuNode, gpuProfile, ok } from '../support/cluster.ts';
 import { type LlmgwGateway, startLlmgwGateway } from '../support/llmgw-gateway.ts';
 import { eventually, type Stack, startStack } from '../support/stack.ts';
 
-describe('llmgw gateway with two worker processes', () => {
+/** A process's command line. */
+const argv = (pid: string | number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+
+/** The gateway processes the first process of `llmgw gateway` runs. */
+const workersOf = (primary: number) =>
+  readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
+    .trim()
+    .split(' ')
+    .filter((pid) => pid !== '' && argv(pid).some((arg) => arg.endsWith('bin/llmgw.mjs')));
+
+describe('llmgw gateway with two worker processes, and with one', () => {
   let stack: Stack;
   let engine: SimEngine;
   let gateway: LlmgwGateway;
+  let solo: LlmgwGateway | undefined;
 
   before(async () => {
     stack = await startStack({ nodes: [gpuNode('gpu-1', 8)] });
@@ -37,6 +49,7 @@ describe('llmgw gateway with two worker processes', () => {
     gateway = await startLlmgwGateway(stack, { LLMGW_GATEWAY_WORKERS: '2', LLMGW_GATEWAY_INSTANCE: 'gw' });
   });
   after(async () => {
+    await solo?.stop();
     await gateway?.stop();
     await engine?.stop();
     await stack?.stop();
@@ -89,11 +102,7 @@ describe('llmgw gateway with two worker processes', () => {
   });
   it('runs its workers with the V8 flags of workers.ts, and the first process without them', () => {
     const primary = gateway.child.pid!;
-    const argv = (pid: string | number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const workers = readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
-      .trim()
-      .split(' ')
-      .filter((pid) => argv(pid).some((arg) => arg.endsWith('bin/llmgw.mjs')));
+    const workers = workersOf(primary);
     assert.equal(workers.length, 2, 'two workers');
     // The collector's flag comes only on a machine with no core to spare beyond the two workers.
     const flags = workerExecArgv([], undefined, availableParallelism() > 2);
@@ -101,5 +110,40 @@ describe('llmgw gateway with two worker processes', () => {
       for (const flag of flags) assert.ok(argv(worker).includes(flag), `worker ${worker}: ${flag}`);
     }
     for (const flag of flags) assert.ok(!argv(primary).includes(flag), `primary: ${flag}`);
+  });
+
+  it('runs one worker by default, with the V8 flags of workers.ts, reporting as the gateway itself', async () => {
+    solo = await startLlmgwGateway(stack, { LLMGW_GATEWAY_INSTANCE: 'solo' });
+    const primary = solo.child.pid!;
+    const workers = workersOf(primary);
+    assert.equal(workers.length, 1, 'one worker');
+    for (const flag of workerExecArgv([], undefined, availableParallelism() > 1)) {
+      assert.ok(argv(workers[0]).includes(flag), `worker: ${flag}`);
+      assert.ok(!argv(primary).includes(flag), `primary: ${flag}`);
+    }
+    assert.match(solo.output(), /llmgw gateway on \S+ \(load source gateway:solo\)/);
+  });
+
+  it('starts its one worker again when it dies, and the new one serves', async () => {
+    assert.ok(solo, 'the gateway of the test before');
+    const primary = solo.child.pid!;
+    const [first] = workersOf(primary);
+    process.kill(Number(first), 'SIGKILL');
+    const key = await stack.token({ name: 'solo-app', role: 'admin' });
+    const answer = await eventually(
+      'a new worker to answer',
+      async () => {
+        const [worker] = workersOf(primary);
+        if (worker === undefined || worker === first) return undefined;
+        const reply = await fetch(`${solo!.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'chat', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] }),
+        }).catch(() => undefined);
+        return reply?.status === 200 ? reply.json() : undefined;
+      },
+      20_000,
+    );
+    assert.equal((answer as { object: string }).object, 'chat.completion');
   });
 });
