@@ -2,15 +2,17 @@
 // requests share prefixes (bench/gateway-prefix/load.ts: multi-turn conversations resending their
 // history, opening with one of 40 system prompts of 1,000 words) and 4 simulated engines with a
 // prefix cache (30,000 tokens each, 0.25 ms per prompt token not cached), in interleaved rounds. Each
-// run gets fresh engines (empty caches) and the round's conversations; the clients and engines run in
+// run gets fresh engines (empty caches), WARM_UP_S of the workload on other words through the router
+// first (not measured), and the round's conversations; the clients and engines run in
 // processes of their own, and so does each router: llmgw's two as `llmgw gateway` processes (one worker
 // each), sglang-router as its own. Prints TTFT p50/p99, the engines' prefix cache hit rate, and the largest
 // share of prompt tokens one engine got (1.0: a quarter each).
 // Reproduce: npm run bench -- gateway-prefix [--seconds 15] [--rounds 2] [--users 32] [--no-peers]
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
@@ -33,7 +35,13 @@ const ENGINES = 4;
  */
 const WHOLE_PREFILL_MS = 1000 * 0.25;
 /** A run's first second, apart in the figures: the tail of every router gathers there. */
-const WARM_UP_MS = 1000;
+const FIRST_SECOND_MS = 1000;
+/**
+ * Before each measured run, the workload on words of its own for this long through the router (load.ts):
+ * the router, the engines, the clients and the key's answer are then past their first requests, as in
+ * service, and the caches hold nothing the run asks for.
+ */
+const WARM_UP_S = 2;
 
 async function startEngines(): Promise<{ urls: string[]; child: ChildProcess }> {
   const engine = fileURLToPath(new URL('../gateway/engine.ts', import.meta.url));
@@ -126,7 +134,7 @@ try {
   }
   const rounds = Number(values.rounds);
   console.log(
-    `${values.users} users, ${rounds} interleaved rounds of ${values.seconds} s per router, ${ENGINES} simulated engines with a prefix cache, fresh for each run`,
+    `${values.users} users, ${rounds} interleaved rounds of ${values.seconds} s per router, ${ENGINES} simulated engines with a prefix cache, fresh for each run and warmed for ${WARM_UP_S} s on other words`,
   );
   const runs = new Map<
     string,
@@ -153,20 +161,34 @@ try {
       }
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const router = await start(engines.urls);
-      const chosenBefore = name.startsWith('llmgw') ? await selections(router.url) : new Map();
-      const argv = [
-        '--import',
-        'tsx',
-        here('./load.ts'),
-        router.url,
-        key,
-        values.users!,
-        values.seconds!,
-        String(7 + round),
-      ];
-      const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
-      const load = JSON.parse(stdout) as Load;
-      const counts = await cacheCounts(engines.urls);
+      // The clients warm up, then wait while the counters are read: the run counts only what follows.
+      const client = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          here('./load.ts'),
+          router.url,
+          key,
+          values.users!,
+          String(WARM_UP_S),
+          values.seconds!,
+          String(7 + round),
+        ],
+        { stdio: ['pipe', 'pipe', 'inherit'] },
+      );
+      const lines = createInterface({ input: client.stdout! })[Symbol.asyncIterator]();
+      if ((await lines.next()).done) throw new Error(`${name}: the clients exited during their warm-up`);
+      const [countsBefore, chosenBefore] = await Promise.all([
+        cacheCounts(engines.urls),
+        name.startsWith('llmgw') ? selections(router.url) : new Map<string, number>(),
+      ]);
+      client.stdin!.end('go\n');
+      const load = JSON.parse((await lines.next()).value) as Load;
+      const counts = (await cacheCounts(engines.urls)).map((c, i) => ({
+        queries: c.queries - countsBefore[i].queries,
+        hits: c.hits - countsBefore[i].hits,
+      }));
       if (name.startsWith('llmgw'))
         console.log(
           `  round ${round + 1}, ${name}: choices ${choicesSince(chosenBefore, await selections(router.url))}`,
@@ -201,10 +223,10 @@ try {
     const hitRate = run.hits / run.queries;
     const share = Math.max(...run.share);
     const [p50, p99] = [quantile(run.ttfts, 0.5), quantile(run.ttfts, 0.99)];
-    // Past the first second: every router met fresh engines and opened its connections then, and llmgw
-    // compiles its hot path (JIT) in its first run; the system prompts' first requests come then too.
+    // Past the first second: every user's first turn comes at once then, and the system prompts' first
+    // requests (a whole prefill with any router).
     const steady = quantile(
-      run.ttfts.filter((_, i) => run.sent[i] >= WARM_UP_MS),
+      run.ttfts.filter((_, i) => run.sent[i] >= FIRST_SECOND_MS),
       0.99,
     );
     console.log(
@@ -234,7 +256,7 @@ try {
     for (const [, turn] of slowest) byTurn.set(turn, (byTurn.get(turn) ?? 0) + 1);
     const turns = [...byTurn].sort((a, b) => a[0] - b[0]).map(([turn, n]) => `turn ${turn}: ${n}`);
     const whole = run.ttfts.filter((ttft) => ttft >= WHOLE_PREFILL_MS).length;
-    const first = slowest.filter(([, , at]) => at < WARM_UP_MS).length;
+    const first = slowest.filter(([, , at]) => at < FIRST_SECOND_MS).length;
     console.log(
       `  ${name}: ${slowest.length} requests from ${slowest.at(-1)![0].toFixed(0)} ms; ${turns.join(', ')}; ${first} sent in a run's first second; ${whole} whole prefills in all`,
     );
