@@ -25,7 +25,7 @@ describe('llmgw gateway with two worker processes, and with one', () => {
   let stack: Stack;
   let engine: SimEngine;
   let gateway: LlmgwGateway;
-  let solo: LlmgwGateway | undefined;
+  let solo: LlmgwGateway;
 
   before(async () => {
     stack = await startStack({ nodes: [gpuNode('gpu-1', 8)] });
@@ -47,6 +47,7 @@ describe('llmgw gateway with two worker processes, and with one', () => {
       values ('chat-1', 'chat', 'h100', 'gpu-1', ${stack.sql.json({ gpus: 1, cores: 4, memory_gib: 32 })},
         'ready', now(), ${`${engine.url}/v1`})`;
     gateway = await startLlmgwGateway(stack, { LLMGW_GATEWAY_WORKERS: '2', LLMGW_GATEWAY_INSTANCE: 'gw' });
+    solo = await startLlmgwGateway(stack, { LLMGW_GATEWAY_INSTANCE: 'solo' });
   });
   after(async () => {
     await solo?.stop();
@@ -112,8 +113,7 @@ describe('llmgw gateway with two worker processes, and with one', () => {
     for (const flag of flags) assert.ok(!argv(primary).includes(flag), `primary: ${flag}`);
   });
 
-  it('runs one worker by default, with the V8 flags of workers.ts, reporting as the gateway itself', async () => {
-    solo = await startLlmgwGateway(stack, { LLMGW_GATEWAY_INSTANCE: 'solo' });
+  it('runs one worker by default, with the V8 flags of workers.ts, reporting as the gateway itself', () => {
     const primary = solo.child.pid!;
     const workers = workersOf(primary);
     assert.equal(workers.length, 1, 'one worker');
@@ -125,7 +125,6 @@ describe('llmgw gateway with two worker processes, and with one', () => {
   });
 
   it('starts its one worker again when it dies, and the new one serves', async () => {
-    assert.ok(solo, 'the gateway of the test before');
     const primary = solo.child.pid!;
     const [first] = workersOf(primary);
     process.kill(Number(first), 'SIGKILL');
@@ -135,7 +134,7 @@ describe('llmgw gateway with two worker processes, and with one', () => {
       async () => {
         const [worker] = workersOf(primary);
         if (worker === undefined || worker === first) return undefined;
-        const reply = await fetch(`${solo!.url}/v1/chat/completions`, {
+        const reply = await fetch(`${solo.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'chat', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] }),
