@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
+import { quantile } from '../gateway/load-runner.ts';
 import { startPeer } from '../support/peer-routers.ts';
 
 const { values } = parseArgs({
@@ -94,11 +95,6 @@ interface Load {
   failed: number;
   conversations: number;
 }
-const quantile = (samples: number[], q: number) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-};
-
 const stack = await startStack();
 // Each of llmgw's routings in a gateway process of its own, as in production and as each peer runs:
 // the bench's own process (the API the gateways report load to) takes nothing from their event loops.

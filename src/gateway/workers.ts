@@ -77,8 +77,6 @@ export function forkGatewayWorkers(
   log: Pick<Console, 'warn'> = console,
 ): () => Promise<void> {
   let stopping = false;
-  // Not unref'd: while every worker is down, a pending restart is what keeps this process alive.
-  const restarts = new Set<NodeJS.Timeout>();
   const start = (index: number) => {
     const worker = cluster.fork({ LLMGW_GATEWAY_WORKER_INDEX: String(index) });
     // The database URL is a secret that left this process's environment (forgetSecrets): it goes to
@@ -89,11 +87,10 @@ export function forkGatewayWorkers(
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       log.warn(`gateway worker ${index} exited (${signal ?? code}); starting it again`);
-      const restart = setTimeout(() => {
-        restarts.delete(restart);
-        start(index);
+      // Not unref'd: while every worker is down, the pending restart is what keeps this process alive.
+      setTimeout(() => {
+        if (!stopping) start(index);
       }, RESTART_MS);
-      restarts.add(restart);
     });
   };
   const spareCores = availableParallelism() > config.gateway.workers;
@@ -101,7 +98,6 @@ export function forkGatewayWorkers(
   for (let index = 1; index <= config.gateway.workers; index++) start(index);
   return async () => {
     stopping = true;
-    for (const restart of restarts) clearTimeout(restart);
     const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
     await Promise.all(
       workers.map(
