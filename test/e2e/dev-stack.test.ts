@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/cli/dev/ports.ts';
+import { freePortBlock } from '../../src/cli/dev/ports.ts';
 import { eventually } from '../support/stack.ts';
 import { stackEnvironment } from '../support/stack-environment.ts';
 
@@ -40,6 +40,30 @@ async function npmStart(
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   return { child, output: () => output };
+}
+type Stack = Awaited<ReturnType<typeof npmStart>>;
+const EXITED = Symbol('the stack exited');
+
+/**
+ * Waits for `check` while `stack` runs: fails as soon as it exits, and either way with the end of what
+ * it printed (without it, a stack that never came up left nothing to tell why).
+ */
+async function whileRunning<T>(
+  stack: Stack,
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const printed = () => `; it printed:\n${stack.output().slice(-4000)}`;
+  const outcome = await Promise.race([
+    eventually(what, check, timeoutMs),
+    exited(stack.child).then((): typeof EXITED => EXITED),
+  ]).catch((error: Error) => {
+    throw new Error(`${error.message}${printed()}`);
+  });
+  if (outcome === EXITED)
+    throw new Error(`the stack exited (${stack.child.exitCode}) before ${what}${printed()}`);
+  return outcome;
 }
 
 /** PIDs of processes whose command line mentions `text` (the data folder is unique to this test). */
@@ -84,13 +108,14 @@ const POISONED_SHELL = {
   PORT: '1',
 };
 
-const freePorts = async () => ({
-  api: await freePort(),
-  temporal: await freePort(),
-  ui: await freePort(),
-  postgres: await freePort(),
-  gateway: await freePort(),
-});
+/**
+ * Five free ports in a row, below Linux's ephemeral range: the free ports that the Temporal dev server
+ * draws for its own services, and outgoing connections, come from that range while the stack starts.
+ */
+const freePorts = async () => {
+  const first = await freePortBlock(5);
+  return { api: first, temporal: first + 1, ui: first + 2, postgres: first + 3, gateway: first + 4 };
+};
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
@@ -108,20 +133,21 @@ describe('npm start (llmgw dev)', () => {
 
     // Started from a shell whose llmgw settings would break it: the harness leaves them out.
     const first = await npmStart(home, ports, {}, { parent: POISONED_SHELL });
-    await eventually(
+    await whileRunning(
+      first,
       'the API ready',
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
-      120_000,
     );
     // The API answers before the banner that lists every part is printed, once all of them are up.
-    await eventually('the banner printed', async () =>
+    await whileRunning(first, 'the banner printed', async () =>
       new RegExp(`Temporal UI  http://127.0.0.1:${ports.ui}`).test(first.output()),
     );
     assert.equal((await fetch(`http://127.0.0.1:${ports.ui}/`)).status, 200, 'the Temporal Web UI answers');
     assert.match(first.output(), new RegExp(`Gateway      http://127.0.0.1:${ports.gateway}/v1`));
     const gateway = await fetch(`http://127.0.0.1:${ports.gateway}/v1/models`);
     assert.equal(gateway.status, 401, 'the gateway answers, and wants a key');
-    const token = await eventually(
+    const token = await whileRunning(
+      first,
       'the admin token printed',
       async () => /Admin token {2}(llmgw_\S+)/.exec(first.output())?.[1],
     );
@@ -144,10 +170,10 @@ describe('npm start (llmgw dev)', () => {
 
     const adminSecret = 'dev-stack-admin-secret-4f9c2a7e1b8d3c6f0a5e';
     const second = await npmStart(home, ports, { LLMGW_ADMIN_TOKEN: adminSecret });
-    await eventually(
+    await whileRunning(
+      second,
       'the API ready again',
       async () => (await fetch(`${api}/readyz`).catch(() => null))?.status === 200,
-      120_000,
     );
     // llmgw itself holds the admin token; none of the processes it started (Postgres and its backends,
     // the Temporal dev server, esbuild) has it in its environment.
@@ -167,7 +193,9 @@ describe('npm start (llmgw dev)', () => {
       orgs.map((org: { name: string }) => org.name),
       ['Persisted'],
     );
-    await eventually('the second start says it is up', async () => /llmgw is up\./.test(second.output()));
+    await whileRunning(second, 'the second start says it is up', async () =>
+      /llmgw is up\./.test(second.output()),
+    );
     assert.doesNotMatch(second.output(), /Admin token/, 'the admin token is shown on the first start only');
     second.child.kill('SIGTERM');
     await exited(second.child);
@@ -197,7 +225,7 @@ describe('npm start (llmgw dev)', () => {
     const ports = await freePorts();
     const stack = await npmStart(readmeHome, ports);
     try {
-      await eventually('llmgw up', async () => /llmgw is up\./.test(stack.output()), 120_000);
+      await whileRunning(stack, 'llmgw up', async () => /llmgw is up\./.test(stack.output()));
       const token = /Admin token {2}(llmgw_\S+)/.exec(stack.output())?.[1];
       assert.ok(token, 'the admin token printed');
       // The two blocks as a user pastes them, on the ports this stack chose and with its token.
@@ -232,7 +260,7 @@ describe('npm start (llmgw dev)', () => {
     const ports = await freePorts();
     const demo = await npmStart(demoHome, ports, {}, { script: 'demo' });
     try {
-      await eventually('the demo up', async () => /llmgw is up\./.test(demo.output()), 120_000);
+      await whileRunning(demo, 'the demo up', async () => /llmgw is up\./.test(demo.output()));
       const token = /Admin token {2}(llmgw_\S+)/.exec(demo.output())?.[1];
       assert.ok(token, 'the admin token printed');
       const hint = /((?:\S+=\S+ )*npx llmgw ctl [^)\n]*)/.exec(demo.output())?.[1];

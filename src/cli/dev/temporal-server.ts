@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { type AddressInfo, createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { startService } from '../../child-process.ts';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../workflows/search-attributes.ts';
 import { runInstallScript } from './install-script.ts';
+import { freePort } from './ports.ts';
 import { startReadOnlyUi } from './read-only-ui.ts';
 
 /**
@@ -75,18 +75,6 @@ export async function startTemporalDevServer(options: {
       await server.stop();
     },
   };
-}
-
-/** A port nobody listens on now, on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Waits until the Temporal at `address` answers, or fails saying why: `child` exited, or the time ran out. */
