@@ -15,9 +15,10 @@
 // 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
-// differ by more than most changes do, the same rounds much less.
+// differ by more than most changes do, the same rounds much less. --base-workers N gives it another
+// number of workers (--base on this very checkout then compares two numbers of workers).
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
-//   [--base DIR]
+//   [--base DIR [--base-workers N]]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -42,6 +43,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     /** Another checkout of llmgw (its folder, with its npm packages installed), run beside as llmgw-base. */
     base: { type: 'string' },
+    /** The base's worker processes (--workers unless given). */
+    'base-workers': { type: 'string' },
   },
 });
 const baseRoot = values.base === undefined ? undefined : resolve(values.base);
@@ -49,6 +52,11 @@ if (baseRoot && !existsSync(join(baseRoot, 'bin', 'llmgw.mjs'))) {
   console.error(`--base ${values.base}: no checkout of llmgw there (bin/llmgw.mjs is missing)`);
   process.exit(2);
 }
+if (values['base-workers'] !== undefined && !baseRoot) {
+  console.error('--base-workers says how many workers the base runs with: give --base DIR too');
+  process.exit(2);
+}
+const baseWorkers = values['base-workers'] ?? values.workers!;
 const seconds = Number(values.seconds);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -97,7 +105,7 @@ try {
   if (baseRoot) {
     const base = await startLlmgwGateway(
       stack,
-      { LLMGW_GATEWAY_WORKERS: values.workers!, LLMGW_GATEWAY_INSTANCE: 'bench-base' },
+      { LLMGW_GATEWAY_WORKERS: baseWorkers, LLMGW_GATEWAY_INSTANCE: 'bench-base' },
       baseRoot,
     );
     running.push(base);
@@ -133,7 +141,7 @@ try {
   };
   const rounds = Number(values.rounds);
   console.log(
-    `${rounds} interleaved rounds of ${seconds} s per figure; llmgw with ${values.workers} worker process(es); 2 simulated engines, a token every ${values['tpot-ms']} ms`,
+    `${rounds} interleaved rounds of ${seconds} s per figure; llmgw with ${values.workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
   );
   for (let round = 0; round < rounds; round++) {
     const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
