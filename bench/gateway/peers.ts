@@ -12,7 +12,9 @@
 // seconds (its process tree, from /proc) per 1,000 requests at 64 in flight, and per 1,000 streamed
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
 // a count that, unlike time, the rest of the machine does not move). A second table gives TTFT added at
-// 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part.
+// 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part; a
+// third, each round's TTFT added p99 at 16 and 64, and in how many rounds llmgw's was below the best
+// peer's: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
@@ -126,8 +128,13 @@ try {
     pids[name] = peer.child.pid!;
   }
 
-  const ttfts = new Map<string, number[]>();
-  const add = (name: string, samples: number[]) => ttfts.set(name, [...(ttfts.get(name) ?? []), ...samples]);
+  /** The TTFTs of each `${router}/${concurrency}` (or `direct/…`), one array per round. */
+  const ttfts = new Map<string, number[][]>();
+  const add = (name: string, round: number, samples: number[]) => {
+    const rounds = ttfts.get(name) ?? [];
+    rounds[round] = samples;
+    ttfts.set(name, rounds);
+  };
   const rps = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
   const push = (map: Map<string, number[]>, name: string, value: number) =>
@@ -147,13 +154,13 @@ try {
     const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
-      add(`direct/${concurrency}`, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
+      add(`direct/${concurrency}`, round, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
       for (const router of order) {
         const before = concurrency === 16 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'ttft', concurrency);
         if (before) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        add(`${router}/${concurrency}`, run.ttfts);
+        add(`${router}/${concurrency}`, round, run.ttfts);
       }
     }
     for (const concurrency of RATES) {
@@ -169,8 +176,11 @@ try {
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const added = (router: Router, concurrency: number, q: number) =>
-    quantile(ttfts.get(`${router}/${concurrency}`)!, q) - quantile(ttfts.get(`direct/${concurrency}`)!, q);
+  /** TTFT added at the q-quantile: over every round, or over one. */
+  const added = (router: Router, concurrency: number, q: number, round?: number) => {
+    const of = (name: string) => (round === undefined ? ttfts.get(name)!.flat() : ttfts.get(name)![round]);
+    return quantile(of(`${router}/${concurrency}`), q) - quantile(of(`direct/${concurrency}`), q);
+  };
   interface Figure {
     name: string;
     key: string;
@@ -267,6 +277,29 @@ try {
     for (const r of ROUTERS) {
       console.log(`| at ${c}: ${r} | ${SPREAD.map((q) => added(r, c, q).toFixed(2)).join(' | ')} |`);
     }
+  }
+  // Round by round: whether llmgw's p99 gap to the best peer keeps its side.
+  if (peers.length > 0) {
+    const each = Array.from({ length: rounds }, (_, round) => round);
+    console.log(`\n| TTFT added p99 (ms) by round | ${each.map((round) => round + 1).join(' | ')} |`);
+    console.log(`|---|${each.map(() => '---|').join('')}`);
+    for (const c of TAILS) {
+      for (const r of ROUTERS) {
+        console.log(
+          `| at ${c}: ${r} | ${each.map((round) => added(r, c, 0.99, round).toFixed(2)).join(' | ')} |`,
+        );
+      }
+      result[`ttft_added_p99_${c}_rounds_below_best_peer`] = each.filter(
+        (round) => added('llmgw', c, 0.99, round) < Math.min(...peers.map((p) => added(p, c, 0.99, round))),
+      ).length;
+    }
+    for (const c of TAILS) {
+      const below = result[`ttft_added_p99_${c}_rounds_below_best_peer`];
+      console.log(
+        `at ${c} in flight, llmgw's p99 added was below the best peer's in ${below} of ${rounds} rounds`,
+      );
+    }
+    result.rounds = rounds;
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
   if ('rps_64_ratio' in result) result.rps_ratio = result.rps_64_ratio;
