@@ -180,7 +180,9 @@ try {
         name.startsWith('llmgw') ? selections(router.url) : new Map<string, number>(),
       ]);
       client.stdin!.end('go\n');
-      const load = JSON.parse((await lines.next()).value) as Load;
+      const measured = await lines.next();
+      if (measured.done) throw new Error(`${name}: the clients exited during their run`);
+      const load = JSON.parse(measured.value) as Load;
       const counts = (await cacheCounts(engines.urls)).map((c, i) => ({
         queries: c.queries - countsBefore[i].queries,
         hits: c.hits - countsBefore[i].hits,

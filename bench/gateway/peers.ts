@@ -283,22 +283,22 @@ try {
     const each = Array.from({ length: rounds }, (_, round) => round);
     console.log(`\n| TTFT added p99 (ms) by round | ${each.map((round) => round + 1).join(' | ')} |`);
     console.log(`|---|${each.map(() => '---|').join('')}`);
+    const sides: string[] = [];
     for (const c of TAILS) {
-      for (const r of ROUTERS) {
-        console.log(
-          `| at ${c}: ${r} | ${each.map((round) => added(r, c, 0.99, round).toFixed(2)).join(' | ')} |`,
-        );
-      }
-      result[`ttft_added_p99_${c}_rounds_below_best_peer`] = each.filter(
-        (round) => added('llmgw', c, 0.99, round) < Math.min(...peers.map((p) => added(p, c, 0.99, round))),
+      const p99 = Object.fromEntries(
+        ROUTERS.map((r) => [r, each.map((round) => added(r, c, 0.99, round))]),
+      ) as Record<Router, number[]>;
+      for (const r of ROUTERS)
+        console.log(`| at ${c}: ${r} | ${p99[r].map((v) => v.toFixed(2)).join(' | ')} |`);
+      const below = each.filter(
+        (round) => p99.llmgw[round] < Math.min(...peers.map((p) => p99[p][round])),
       ).length;
-    }
-    for (const c of TAILS) {
-      const below = result[`ttft_added_p99_${c}_rounds_below_best_peer`];
-      console.log(
+      result[`ttft_added_p99_${c}_rounds_below_best_peer`] = below;
+      sides.push(
         `at ${c} in flight, llmgw's p99 added was below the best peer's in ${below} of ${rounds} rounds`,
       );
     }
+    for (const line of sides) console.log(line);
     result.rounds = rounds;
   }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
