@@ -52,6 +52,12 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const IDLE_MS = 4000;
 /** A body this short goes in one write with its head; a longer one beside it. */
 const COPIED_BODY_BYTES = 16 * 1024;
+/**
+ * Every connection reads into this one buffer (node:net's `onread`), one read at a time: a read of
+ * its own makes an ArrayBuffer, and V8 frees those in each young collection, which holds every request
+ * of the process (docs/gateway.md "The forwarded path"). What outlives a read is copied out of it.
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
 const HEAD_END = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
 
@@ -125,8 +131,12 @@ class Connection {
     /** Where it waits between requests; a fresh connection has none and is closed after its answer. */
     private readonly kept: { pool: ReplicaConnections; key: string } | undefined,
   ) {
-    this.socket = connect({ host, port, noDelay: true });
-    this.socket.on('data', this.onData);
+    this.socket = connect({
+      host,
+      port,
+      noDelay: true,
+      onread: { buffer: READ_BUFFER, callback: this.onRead },
+    });
     this.socket.on('end', this.onEnd);
     this.socket.on('error', this.onClosed);
     this.socket.on('close', this.onClosed);
@@ -164,6 +174,12 @@ class Connection {
     handler.onError(why);
   }
 
+  /** A read into READ_BUFFER; reading goes on unless `pause` stopped it. */
+  private readonly onRead = (length: number) => {
+    this.onData(READ_BUFFER.subarray(0, length));
+    return true;
+  };
+
   private readonly onData = (chunk: Buffer) => {
     if (!this.handler) {
       // Bytes while idle are no answer to anything: the connection cannot be trusted.
@@ -178,6 +194,7 @@ class Connection {
     } catch (error) {
       this.fail(error as Error);
     } finally {
+      if (this.pending?.buffer === READ_BUFFER.buffer) this.pending = Buffer.from(this.pending);
       handler.onReadEnd?.();
     }
   };
@@ -291,8 +308,9 @@ class Connection {
 
   private readonly resume = () => this.socket.resume();
 
+  /** Hands on a copy of `chunk`: a client's socket may hold it past this read. */
   private body(chunk: Buffer) {
-    if (chunk.length > 0 && this.handler && !this.handler.onData(chunk)) this.socket.pause();
+    if (chunk.length > 0 && this.handler && !this.handler.onData(Buffer.from(chunk))) this.socket.pause();
   }
 
   /** The answer ended: the connection goes back to its pool, or is closed. */

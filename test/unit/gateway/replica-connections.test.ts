@@ -54,9 +54,13 @@ interface Heard {
   ended?: 'complete' | Error;
 }
 
-/** Sends one request and collects what its handler heard, once the exchange is over. */
+/**
+ * Sends one request and collects what its handler heard, once the exchange is over. The handler keeps
+ * the chunks it is given and reads them only then, as a client's socket may hold them past a read.
+ */
 function ask(pool: ReplicaConnections, port: number, fresh = false, body = '{"model":"m"}') {
   const heard: Heard = { body: '' };
+  const chunks: Buffer[] = [];
   const over = new Promise<Heard>((resolve) => {
     const handler: ExchangeHandler = {
       onHeaders(status, headers) {
@@ -64,15 +68,17 @@ function ask(pool: ReplicaConnections, port: number, fresh = false, body = '{"mo
         heard.headers = headers;
       },
       onData(chunk) {
-        heard.body += chunk.toString('latin1');
+        chunks.push(chunk);
         return true;
       },
       onComplete() {
         heard.ended = 'complete';
+        heard.body = Buffer.concat(chunks).toString('latin1');
         resolve(heard);
       },
       onError(error) {
         heard.ended = error;
+        heard.body = Buffer.concat(chunks).toString('latin1');
         resolve(heard);
       },
     };
