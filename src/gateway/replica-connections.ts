@@ -174,19 +174,15 @@ class Connection {
     handler.onError(why);
   }
 
-  /** A read into READ_BUFFER; reading goes on unless `pause` stopped it. */
+  /** `length` bytes read into READ_BUFFER; reading goes on unless `pause` stopped it. */
   private readonly onRead = (length: number) => {
-    this.onData(READ_BUFFER.subarray(0, length));
-    return true;
-  };
-
-  private readonly onData = (chunk: Buffer) => {
     if (!this.handler) {
       // Bytes while idle are no answer to anything: the connection cannot be trusted.
       this.socket.destroy();
-      return;
+      return true;
     }
     const { handler } = this;
+    const chunk = READ_BUFFER.subarray(0, length);
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     handler.onReadStart?.();
     try {
@@ -197,6 +193,7 @@ class Connection {
       if (this.pending?.buffer === READ_BUFFER.buffer) this.pending = Buffer.from(this.pending);
       handler.onReadEnd?.();
     }
+    return true;
   };
 
   /** Reads what `pending` holds of the answer, handing its body on as it comes. */
