@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 
 export interface Load {
   ttfts: number[];
+  /** When each timed request was sent (ms since the epoch), with `stalls`. */
+  sent?: number[];
   answered: number;
   total: number;
   failed: number;
@@ -13,17 +15,31 @@ export interface Load {
 }
 
 const loadScript = fileURLToPath(new URL('./load.ts', import.meta.url));
+/** The module that writes a process's collections down (the bench's --stalls). */
+export const collectionsModule = fileURLToPath(new URL('./collections.mjs', import.meta.url));
 
-/** Runs `concurrency` clients against `base` for `seconds`, timing first tokens or counting answers. */
+/**
+ * Runs `concurrency` clients against `base` for `seconds`, timing first tokens or counting answers.
+ * With `stalls`, the clients' process writes its collections down as `clients` (stalls.ts), and the
+ * answer says when each timed request was sent.
+ */
 export async function load(
   base: string,
   key: string,
   mode: 'ttft' | 'rps',
   concurrency: number,
   seconds: number,
+  stalls = false,
 ): Promise<Load> {
-  const argv = ['--import', 'tsx', loadScript, base, key, mode, String(concurrency), String(seconds)];
-  const { stdout } = await promisify(execFile)(process.execPath, argv, { maxBuffer: 64 * 1024 * 1024 });
+  const argv = [
+    ...(stalls ? ['--import', collectionsModule] : []),
+    ...['--import', 'tsx', loadScript, base, key, mode, String(concurrency), String(seconds)],
+    ...(stalls ? ['sent'] : []),
+  ];
+  const { stdout } = await promisify(execFile)(process.execPath, argv, {
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, ...(stalls && { BENCH_STALLS_ROLE: 'clients' }) },
+  });
   return JSON.parse(stdout);
 }
 

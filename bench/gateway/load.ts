@@ -2,11 +2,12 @@
 // SECONDS (after a second of warm-up), each sent again as soon as it is answered, on kept-alive
 // connections. Prints a JSON line: the TTFT of each streamed request (ms, to its first chunk), or the
 // count of non-streaming answers, and every answer sent, warm-up included (what the gateway's CPU served).
-// Usage: load.ts BASE_URL KEY ttft|rps CONCURRENCY SECONDS
+// With `sent`, also when each timed request was sent (ms since the epoch), in the order of its TTFT.
+// Usage: load.ts BASE_URL KEY ttft|rps CONCURRENCY SECONDS [sent]
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-const [base, key, mode, concurrency, seconds] = process.argv.slice(2);
+const [base, key, mode, concurrency, seconds, withSent] = process.argv.slice(2);
 const streamed = mode === 'ttft';
 const body = JSON.stringify({
   model: 'bench',
@@ -22,6 +23,7 @@ const headers = {
   'content-length': Buffer.byteLength(body),
 };
 const ttfts: number[] = [];
+const sent: number[] = [];
 let answered = 0;
 let total = 0;
 let failed = 0;
@@ -53,6 +55,7 @@ async function client() {
       else if (sentAt >= warmUntil && firstAt <= until) {
         answered++;
         if (streamed) ttfts.push(firstAt - sentAt);
+        if (streamed && withSent) sent.push(performance.timeOrigin + sentAt);
       }
     } catch {
       failed++;
@@ -61,4 +64,6 @@ async function client() {
 }
 
 await Promise.all(Array.from({ length: Number(concurrency) }, client));
-console.log(JSON.stringify({ ttfts, answered, total, failed, seconds: Number(seconds) }));
+console.log(
+  JSON.stringify({ ttfts, ...(withSent && { sent }), answered, total, failed, seconds: Number(seconds) }),
+);

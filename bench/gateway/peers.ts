@@ -19,11 +19,16 @@
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
 // number of workers (--base on this very checkout then compares two numbers of workers).
+// With --stalls, the engines', the clients' and llmgw's processes write down each garbage collection
+// (collections.mjs), and a last table says, for the slowest 1% of each router's streamed requests,
+// which of them was collecting while the request waited (stalls.ts): a collection in the engines or the
+// clients slows every router alike, one in llmgw's workers only llmgw.
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
-//   [--base DIR [--base-workers N]]
+//   [--base DIR [--base-workers N]] [--stalls]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -32,7 +37,8 @@ import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { type TreeUsage, treeUsage } from '../support/cpu-seconds.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
-import { load, quantile } from './load-runner.ts';
+import { collectionsModule, load, quantile } from './load-runner.ts';
+import { readCollections, type SentRequest, stallTable } from './stalls.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +53,8 @@ const { values } = parseArgs({
     base: { type: 'string' },
     /** The base's worker processes (--workers unless given). */
     'base-workers': { type: 'string' },
+    /** Which processes were collecting garbage while the slowest requests waited (stalls.ts). */
+    stalls: { type: 'boolean' },
   },
 });
 const baseRoot = values.base === undefined ? undefined : resolve(values.base);
@@ -62,8 +70,17 @@ const baseWorkers = values['base-workers'] ?? values.workers!;
 const seconds = Number(values.seconds);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
+// Every process started from here on inherits the folder its collections go to (collections.mjs).
+const stallsDir = values.stalls ? mkdtempSync(join(tmpdir(), 'llmgw-stalls-')) : undefined;
+if (stallsDir) process.env.BENCH_STALLS_DIR = stallsDir;
+/** Node's arguments and environment that have a process write its collections down as `role`. */
+const watched = (role: string) =>
+  stallsDir
+    ? { args: ['--import', collectionsModule], env: { BENCH_STALLS_ROLE: role } }
+    : { args: [], env: {} };
+
 const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
-  load(base, key, mode, concurrency, seconds);
+  load(base, key, mode, concurrency, seconds, mode === 'ttft' && stallsDir !== undefined);
 
 type Router = 'llmgw' | 'llmgw-base' | 'node-floor' | PeerName;
 const ROUTERS: Router[] = (
@@ -77,8 +94,8 @@ const RATES = [64, 256];
 const stack = await startStack();
 const engineChild: ChildProcess = spawn(
   process.execPath,
-  ['--import', 'tsx', here('./engine.ts'), 'sim', values['tpot-ms']!, '2'],
-  { stdio: ['pipe', 'pipe', 'inherit'] },
+  [...watched('engines').args, '--import', 'tsx', here('./engine.ts'), 'sim', values['tpot-ms']!, '2'],
+  { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...watched('engines').env } },
 );
 const [line] = (await once(engineChild.stdout!, 'data')) as [Buffer];
 const engines: string[] = JSON.parse(line.toString()).urls;
@@ -100,14 +117,24 @@ try {
   const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
   const urls = {} as Record<Router, string>;
   const pids = {} as Record<Router, number>;
-  const llmgw = await startLlmgwGateway(stack, { LLMGW_GATEWAY_WORKERS: values.workers! });
+  // NODE_OPTIONS, so that the gateway's workers load the module too.
+  const gatewayWatched = (role: string) =>
+    stallsDir ? { NODE_OPTIONS: `--import ${JSON.stringify(collectionsModule)}`, ...watched(role).env } : {};
+  const llmgw = await startLlmgwGateway(stack, {
+    LLMGW_GATEWAY_WORKERS: values.workers!,
+    ...gatewayWatched('llmgw'),
+  });
   running.push(llmgw);
   urls.llmgw = llmgw.url;
   pids.llmgw = llmgw.child.pid!;
   if (baseRoot) {
     const base = await startLlmgwGateway(
       stack,
-      { LLMGW_GATEWAY_WORKERS: baseWorkers, LLMGW_GATEWAY_INSTANCE: 'bench-base' },
+      {
+        LLMGW_GATEWAY_WORKERS: baseWorkers,
+        LLMGW_GATEWAY_INSTANCE: 'bench-base',
+        ...gatewayWatched('llmgw-base'),
+      },
       baseRoot,
     );
     running.push(base);
@@ -130,10 +157,17 @@ try {
 
   /** The TTFTs of each `${router}/${concurrency}` (or `direct/…`), one array per round. */
   const ttfts = new Map<string, number[][]>();
-  const add = (name: string, round: number, samples: number[]) => {
+  /** With --stalls, each streamed request of `${router}/${concurrency}` with when it was sent. */
+  const sentRequests = new Map<string, SentRequest[]>();
+  const add = (name: string, round: number, run: { ttfts: number[]; sent?: number[] }) => {
     const rounds = ttfts.get(name) ?? [];
-    rounds[round] = samples;
+    rounds[round] = run.ttfts;
     ttfts.set(name, rounds);
+    const { sent } = run;
+    if (sent) {
+      const timed = run.ttfts.map((ttft, i) => ({ sent: sent[i], ttft }));
+      sentRequests.set(name, [...(sentRequests.get(name) ?? []), ...timed]);
+    }
   };
   const rps = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
@@ -154,13 +188,13 @@ try {
     const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
-      add(`direct/${concurrency}`, round, (await loadFor(engines[0], key, 'ttft', concurrency)).ttfts);
+      add(`direct/${concurrency}`, round, await loadFor(engines[0], key, 'ttft', concurrency));
       for (const router of order) {
         const before = concurrency === 16 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'ttft', concurrency);
         if (before) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        add(`${router}/${concurrency}`, round, run.ttfts);
+        add(`${router}/${concurrency}`, round, run);
       }
     }
     for (const concurrency of RATES) {
@@ -301,6 +335,18 @@ try {
     for (const line of sides) console.log(line);
     result.rounds = rounds;
   }
+  if (stallsDir) {
+    // Let every process write out its last collections (collections.mjs writes a few times a second).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const roles = readCollections(stallsDir);
+    for (const c of TAILS) {
+      const rows = [
+        { name: 'direct', requests: sentRequests.get(`direct/${c}`)! },
+        ...ROUTERS.map((r) => ({ name: r, requests: sentRequests.get(`${r}/${c}`)!, own: r })),
+      ];
+      console.log(`\n${stallTable(c, rows, roles)}`);
+    }
+  }
   // The two the issue names: requests a second at 64 in flight, and TTFT added p50 at 64, llmgw / best peer.
   if ('rps_64_ratio' in result) result.rps_ratio = result.rps_64_ratio;
   if ('ttft_added_p50_64_ratio' in result) result.ttft_added_p50_ratio_64 = result.ttft_added_p50_64_ratio;
@@ -313,6 +359,7 @@ try {
   for (const part of running) await part.stop().catch(() => {});
   engineChild.stdin!.end();
   await stack.stop();
+  if (stallsDir) rmSync(stallsDir, { recursive: true, force: true });
 }
 
 /** The Node floor (node-floor.ts) on a free port in front of the engines, as many processes as llmgw's workers. */
@@ -320,8 +367,16 @@ async function startNodeFloor(engines: string[]) {
   const port = await closedPort();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', here('./node-floor.ts'), String(port), values.workers!, ...engines],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    [
+      ...watched('node-floor').args,
+      '--import',
+      'tsx',
+      here('./node-floor.ts'),
+      String(port),
+      values.workers!,
+      ...engines,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...watched('node-floor').env } },
   );
   // Ready once it prints so; an early exit (a port taken) says so rather than waiting for ever.
   await Promise.race([

@@ -1,0 +1,123 @@
+// The gateway bench's --stalls: which processes were collecting garbage while the slowest requests
+// waited for their first byte. A collection stops every request its process holds at once: in the
+// engines or the clients it slows every router alike, in a router only that router's requests.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A request of a run: when it was sent (ms since the epoch) and its TTFT (ms). */
+export interface SentRequest {
+  sent: number;
+  ttft: number;
+}
+
+/** A process's collections, as [start, end] in ms since the epoch, sorted by start. */
+export type Collections = readonly (readonly [number, number])[];
+
+/** What the slowest requests overlapped, and what every request did, as shares (0 to 1) by source. */
+export interface StallSources {
+  slowest: number;
+  /** Of the slowest, the share sent while the source collected (a request may count for several). */
+  ofSlowest: Record<string, number>;
+  /** Of the slowest, the share that overlapped no source's collection. */
+  noneOfSlowest: number;
+  /** Of all requests, the share that overlapped the source's collections: what chance alone gives. */
+  ofAll: Record<string, number>;
+}
+
+/** Every role's collections written in `dir` by collections.mjs, merged over its processes and sorted. */
+export function readCollections(dir: string): Map<string, Collections> {
+  const byRole = new Map<string, [number, number][]>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.jsonl'))) {
+    const role = file.slice(0, file.lastIndexOf('-'));
+    const spans = byRole.get(role) ?? byRole.set(role, []).get(role)!;
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      if (!line) continue;
+      const [start, duration] = JSON.parse(line) as [number, number];
+      spans.push([start, start + duration]);
+    }
+  }
+  for (const spans of byRole.values()) spans.sort((a, b) => a[0] - b[0]);
+  return byRole;
+}
+
+/** Whether a collection of `spans` ran at some moment in [from, to]. */
+export function overlaps(spans: Collections, from: number, to: number): boolean {
+  // The last collection that started by `to` is the only one that can still run at `to`; earlier ones
+  // ended before it began, unless one was longer: check back while a start could still reach `from`.
+  let low = 0;
+  let high = spans.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (spans[mid][0] <= to) low = mid + 1;
+    else high = mid;
+  }
+  for (let i = low - 1; i >= 0; i--) {
+    if (spans[i][1] >= from) return true;
+    if (spans[i][0] < from - LONGEST_COLLECTION_MS) return false;
+  }
+  return false;
+}
+
+/** No collection on these machines lasts longer; it bounds how far back `overlaps` looks. */
+const LONGEST_COLLECTION_MS = 1000;
+
+/** Of the slowest `share` of `requests` (at least one), which sources were collecting as each waited. */
+export function stallSources(
+  requests: readonly SentRequest[],
+  sources: ReadonlyMap<string, Collections>,
+  share = 0.01,
+): StallSources {
+  const waited = (r: SentRequest, spans: Collections) => overlaps(spans, r.sent, r.sent + r.ttft);
+  const slowest = [...requests]
+    .sort((a, b) => b.ttft - a.ttft)
+    .slice(0, Math.max(1, Math.ceil(share * requests.length)));
+  const shareOf = (of: readonly SentRequest[], test: (r: SentRequest) => boolean) =>
+    of.length === 0 ? 0 : of.filter(test).length / of.length;
+  const ofSlowest: Record<string, number> = {};
+  const ofAll: Record<string, number> = {};
+  for (const [source, spans] of sources) {
+    ofSlowest[source] = shareOf(slowest, (r) => waited(r, spans));
+    ofAll[source] = shareOf(requests, (r) => waited(r, spans));
+  }
+  const noneOfSlowest = shareOf(slowest, (r) => [...sources.values()].every((spans) => !waited(r, spans)));
+  return { slowest: slowest.length, ofSlowest, noneOfSlowest, ofAll };
+}
+
+/** A row of the table: a router (or the engines called directly) and its requests at one level. */
+export interface StallRow {
+  name: string;
+  requests: readonly SentRequest[];
+  /** The role under which the router's own processes wrote their collections, if they did (Node only). */
+  own?: string;
+}
+
+const SHARED = ['engines', 'clients'] as const;
+const percent = (share: number) => `${(share * 100).toFixed(0)}%`;
+
+/**
+ * The table --stalls prints for one level: for each row, of its slowest 1% of requests, the share sent
+ * while the engines, the clients or the router's own processes collected, and while none did; in
+ * brackets, the same share of all its requests.
+ */
+export function stallTable(
+  concurrency: number,
+  rows: readonly StallRow[],
+  roles: ReadonlyMap<string, Collections>,
+) {
+  const lines = [
+    `| slowest 1% at ${concurrency} in flight, sent while collecting (of all requests) | engines | clients | the router's own | none |`,
+    '|---|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    const sources = new Map(
+      [...SHARED, ...(row.own ? [row.own] : [])].map((role) => [role, roles.get(role) ?? []] as const),
+    );
+    const found = stallSources(row.requests, sources);
+    const cell = (role: string) => `${percent(found.ofSlowest[role])} (${percent(found.ofAll[role])})`;
+    const own = row.own && roles.has(row.own) ? cell(row.own) : '—';
+    lines.push(
+      `| ${row.name} (${found.slowest} of ${row.requests.length}) | ${cell('engines')} | ${cell('clients')} | ${own} | ${percent(found.noneOfSlowest)} |`,
+    );
+  }
+  return lines.join('\n');
+}
