@@ -2,7 +2,7 @@
 // SECONDS (after a second of warm-up), each sent again as soon as it is answered, on kept-alive
 // connections. Prints a JSON line: the TTFT of each streamed request (ms, to its first chunk), or the
 // count of non-streaming answers, and every answer sent, warm-up included (what the gateway's CPU served).
-// With `sent`, also when each timed request was sent (ms since the epoch), in the order of its TTFT.
+// With `sent`, also when each timed request was sent (ms since the epoch), in the order of the TTFTs.
 // Usage: load.ts BASE_URL KEY ttft|rps CONCURRENCY SECONDS [sent]
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
