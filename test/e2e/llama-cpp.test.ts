@@ -23,9 +23,10 @@ import { testTool } from '../support/test-tools.ts';
 const NODES = ['llama-a', 'llama-b'];
 /**
  * An agent silent this long loses its node (agents heartbeat every second here): short for the test of
- * a killed agent, long enough that a busy machine's stalls lose none.
+ * a killed agent, long enough that a busy machine's stalls lose none (a CI run on a slow 2-core machine
+ * saw the worker's workflow tasks take 17 to 19 s while every test file ran; 10 s was too short there).
  */
-const LOST_S = 10;
+const LOST_S = 25;
 const MODEL = 'tiny';
 const SCOPE = 'team:Acme/ml';
 /** llama-server's own flags: one thread (2 busy cores), 4 slots, room for long runs in the context. */
@@ -360,6 +361,11 @@ describe('llama.cpp through llmgw', () => {
           return (first ?? performance.now()) - started;
         }),
       );
+    } catch (error) {
+      // Why a stream broke is the replicas' business: say where each stood, with its reason.
+      const replicas = await ok<any[]>(stack, 'GET', '/api/v1/replicas?model=burst').catch(() => []);
+      const where = replicas.map((r) => `${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`).join('; ');
+      throw new Error(`${error instanceof Error ? error.message : String(error)}; replicas: ${where}`);
     } finally {
       watching = false;
       await watch;
