@@ -23,8 +23,9 @@ import { testTool } from '../support/test-tools.ts';
 const NODES = ['llama-a', 'llama-b'];
 /**
  * An agent silent this long loses its node (agents heartbeat every second here): short for the test of
- * a killed agent, long enough that a busy machine's stalls lose none (a CI run on a slow 2-core machine
- * saw the worker's workflow tasks take 17 to 19 s while every test file ran; 10 s was too short there).
+ * a killed agent, long enough that a busy machine's stalls lose none: a CI run on a slow 2-core machine
+ * saw the worker's workflow tasks take 17 to 19 s while the test files ran, and at 10 s a stream of the
+ * burst below was cut mid-answer there (which replica state cut it, that run did not say).
  */
 const LOST_S = 25;
 const MODEL = 'tiny';
