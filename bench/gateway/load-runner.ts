@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { watchedAs } from './stalls.ts';
 
 export interface Load {
   ttfts: number[];
@@ -15,8 +16,6 @@ export interface Load {
 }
 
 const loadScript = fileURLToPath(new URL('./load.ts', import.meta.url));
-/** The module that writes a process's collections down (the bench's --stalls). */
-export const collectionsModule = fileURLToPath(new URL('./collections.mjs', import.meta.url));
 
 /**
  * Runs `concurrency` clients against `base` for `seconds`, timing first tokens or counting answers.
@@ -31,14 +30,15 @@ export async function load(
   seconds: number,
   stalls = false,
 ): Promise<Load> {
+  const watched = stalls ? watchedAs('clients') : { args: [], env: {} };
   const argv = [
-    ...(stalls ? ['--import', collectionsModule] : []),
+    ...watched.args,
     ...['--import', 'tsx', loadScript, base, key, mode, String(concurrency), String(seconds)],
     ...(stalls ? ['sent'] : []),
   ];
   const { stdout } = await promisify(execFile)(process.execPath, argv, {
     maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, ...(stalls && { BENCH_STALLS_ROLE: 'clients' }) },
+    env: { ...process.env, ...watched.env },
   });
   return JSON.parse(stdout);
 }

@@ -19,8 +19,8 @@
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
 // number of workers (--base on this very checkout then compares two numbers of workers).
-// With --stalls, the engines', the clients' and llmgw's processes write down each garbage collection
-// (collections.mjs), and a last table says, for the slowest 1% of each router's streamed requests,
+// With --stalls, the engines', the clients' and each Node router's processes (llmgw's, the base's, the
+// Node floor's) write down each garbage collection (collections.mjs), and a last table says, for the slowest 1% of each router's streamed requests,
 // which of them was collecting while the request waited (stalls.ts): a collection in the engines or the
 // clients slows every router alike, one in llmgw's workers only llmgw.
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
@@ -37,8 +37,8 @@ import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { type TreeUsage, treeUsage } from '../support/cpu-seconds.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
-import { collectionsModule, load, quantile } from './load-runner.ts';
-import { readCollections, type SentRequest, stallTable } from './stalls.ts';
+import { load, quantile } from './load-runner.ts';
+import { readCollections, type SentRequest, stallTable, watchedAs, watchedTreeAs } from './stalls.ts';
 
 const { values } = parseArgs({
   options: {
@@ -73,11 +73,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 // Every process started from here on inherits the folder its collections go to (collections.mjs).
 const stallsDir = values.stalls ? mkdtempSync(join(tmpdir(), 'llmgw-stalls-')) : undefined;
 if (stallsDir) process.env.BENCH_STALLS_DIR = stallsDir;
-/** Node's arguments and environment that have a process write its collections down as `role`. */
-const watched = (role: string) =>
-  stallsDir
-    ? { args: ['--import', collectionsModule], env: { BENCH_STALLS_ROLE: role } }
-    : { args: [], env: {} };
+const watched = (role: string) => (stallsDir ? watchedAs(role) : { args: [], env: {} });
 
 const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
   load(base, key, mode, concurrency, seconds, mode === 'ttft' && stallsDir !== undefined);
@@ -117,9 +113,7 @@ try {
   const key = await stack.token({ name: 'bench', role: 'client', scope: 'org:Bench' });
   const urls = {} as Record<Router, string>;
   const pids = {} as Record<Router, number>;
-  // NODE_OPTIONS, so that the gateway's workers load the module too.
-  const gatewayWatched = (role: string) =>
-    stallsDir ? { NODE_OPTIONS: `--import ${JSON.stringify(collectionsModule)}`, ...watched(role).env } : {};
+  const gatewayWatched = (role: string) => (stallsDir ? watchedTreeAs(role) : {});
   const llmgw = await startLlmgwGateway(stack, {
     LLMGW_GATEWAY_WORKERS: values.workers!,
     ...gatewayWatched('llmgw'),

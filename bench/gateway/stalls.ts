@@ -3,6 +3,30 @@
 // engines or the clients it slows every router alike, in a router only that router's requests.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The module that has a process write its collections down (loaded with `node --import`). */
+const collectionsModule = fileURLToPath(new URL('./collections.mjs', import.meta.url));
+
+/**
+ * Node's arguments and the environment that have a process write its collections down as `role`, into
+ * the folder BENCH_STALLS_DIR names (which the bench sets for every process it starts).
+ */
+export const watchedAs = (role: string) => ({
+  args: ['--import', collectionsModule],
+  env: { BENCH_STALLS_ROLE: role },
+});
+
+/**
+ * The same for a process that starts others with its own arguments but the environment (llmgw's gateway
+ * and its workers): the module goes into NODE_OPTIONS, after the caller's.
+ */
+export const watchedTreeAs = (role: string) => ({
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import ${JSON.stringify(collectionsModule)}`]
+    .filter(Boolean)
+    .join(' '),
+  BENCH_STALLS_ROLE: role,
+});
 
 /** A request of a run: when it was sent (ms since the epoch) and its TTFT (ms). */
 export interface SentRequest {
@@ -40,26 +64,25 @@ export function readCollections(dir: string): Map<string, Collections> {
   return byRole;
 }
 
-/** Whether a collection of `spans` ran at some moment in [from, to]. */
-export function overlaps(spans: Collections, from: number, to: number): boolean {
-  // The last collection that started by `to` is the only one that can still run at `to`; earlier ones
-  // ended before it began, unless one was longer: check back while a start could still reach `from`.
-  let low = 0;
-  let high = spans.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (spans[mid][0] <= to) low = mid + 1;
-    else high = mid;
-  }
-  for (let i = low - 1; i >= 0; i--) {
-    if (spans[i][1] >= from) return true;
-    if (spans[i][0] < from - LONGEST_COLLECTION_MS) return false;
-  }
-  return false;
+/**
+ * A test of whether a collection of `spans` ran at some moment in [from, to]. Of the collections that
+ * started by `to`, one ran on past `from` when the latest end among them did: that end is kept for
+ * each, so that a long collection is found behind shorter ones that began after it.
+ */
+export function collectingDuring(spans: Collections): (from: number, to: number) => boolean {
+  const latestEnd: number[] = [];
+  for (const [i, [, end]] of spans.entries()) latestEnd.push(Math.max(end, latestEnd[i - 1] ?? end));
+  return (from, to) => {
+    let low = 0;
+    let high = spans.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (spans[mid][0] <= to) low = mid + 1;
+      else high = mid;
+    }
+    return low > 0 && latestEnd[low - 1] >= from;
+  };
 }
-
-/** No collection on these machines lasts longer; it bounds how far back `overlaps` looks. */
-const LONGEST_COLLECTION_MS = 1000;
 
 /** Of the slowest `share` of `requests` (at least one), which sources were collecting as each waited. */
 export function stallSources(
@@ -67,19 +90,22 @@ export function stallSources(
   sources: ReadonlyMap<string, Collections>,
   share = 0.01,
 ): StallSources {
-  const waited = (r: SentRequest, spans: Collections) => overlaps(spans, r.sent, r.sent + r.ttft);
+  const tests = [...sources].map(([source, spans]) => [source, collectingDuring(spans)] as const);
+  const during = (r: SentRequest) =>
+    tests.filter(([, collecting]) => collecting(r.sent, r.sent + r.ttft)).map(([source]) => source);
   const slowest = [...requests]
     .sort((a, b) => b.ttft - a.ttft)
-    .slice(0, Math.max(1, Math.ceil(share * requests.length)));
-  const shareOf = (of: readonly SentRequest[], test: (r: SentRequest) => boolean) =>
+    .slice(0, Math.max(1, Math.ceil(share * requests.length)))
+    .map(during);
+  const shareOf = <T>(of: readonly T[], test: (item: T) => boolean) =>
     of.length === 0 ? 0 : of.filter(test).length / of.length;
   const ofSlowest: Record<string, number> = {};
   const ofAll: Record<string, number> = {};
-  for (const [source, spans] of sources) {
-    ofSlowest[source] = shareOf(slowest, (r) => waited(r, spans));
-    ofAll[source] = shareOf(requests, (r) => waited(r, spans));
+  for (const [source, collecting] of tests) {
+    ofSlowest[source] = shareOf(slowest, (found) => found.includes(source));
+    ofAll[source] = shareOf(requests, (r) => collecting(r.sent, r.sent + r.ttft));
   }
-  const noneOfSlowest = shareOf(slowest, (r) => [...sources.values()].every((spans) => !waited(r, spans)));
+  const noneOfSlowest = shareOf(slowest, (found) => found.length === 0);
   return { slowest: slowest.length, ofSlowest, noneOfSlowest, ofAll };
 }
 
