@@ -15,6 +15,9 @@
 // 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part; a
 // third, each round's TTFT added p99 at 16 and 64, and in how many rounds llmgw's was below the best
 // peer's: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
+// --warm-rounds N (1 unless given) rounds come first and are not counted: a router in service is past
+// its first minute of load, and llmgw's first (V8 compiling its hot path) was its slowest in every run
+// measured without (docs/gateway.md); their p99s head the round-by-round table, so it stays in sight.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
@@ -23,8 +26,8 @@
 // Node floor's) write down each garbage collection (collections.mjs), and a last table says, for the slowest 1% of each router's streamed requests,
 // which of them was collecting while the request waited (stalls.ts): a collection in the engines or the
 // clients slows every router alike, one in llmgw's workers only llmgw.
-// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--workers 2] [--only ROUTERS]
-//   [--base DIR [--base-workers N]] [--stalls]
+// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--warm-rounds 1] [--workers 2]
+//   [--only ROUTERS] [--base DIR [--base-workers N]] [--stalls]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -45,6 +48,8 @@ const { values } = parseArgs({
     peers: { type: 'boolean' },
     seconds: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '2' },
+    /** Rounds run before the measured ones and not counted (their p99s are printed beside). */
+    'warm-rounds': { type: 'string', default: '1' },
     workers: { type: 'string', default: '2' },
     'tpot-ms': { type: 'string', default: '1' },
     /** Some of the routers only (comma-separated), to look at one. */
@@ -175,32 +180,41 @@ try {
     push(writes, `${router}/${kind}`, (after.writeCalls - before.writeCalls) / requests);
   };
   const rounds = Number(values.rounds);
+  const warmRounds = Number(values['warm-rounds']);
+  /** The TTFTs of the rounds not counted, each `${router}/${concurrency}` over all of them. */
+  const warmTtfts = new Map<string, number[]>();
+  const record = (name: string, round: number, run: { ttfts: number[]; sent?: number[] }) => {
+    if (round >= 0) add(name, round, run);
+    else warmTtfts.set(name, [...(warmTtfts.get(name) ?? []), ...run.ttfts]);
+  };
   console.log(
-    `${rounds} interleaved rounds of ${seconds} s per figure; llmgw with ${values.workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
+    `${rounds} interleaved rounds of ${seconds} s per figure, after ${warmRounds} not counted; llmgw with ${values.workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
   );
-  for (let round = 0; round < rounds; round++) {
-    const order = [...ROUTERS.slice(round % ROUTERS.length), ...ROUTERS.slice(0, round % ROUTERS.length)];
+  for (let pass = 0; pass < warmRounds + rounds; pass++) {
+    /** Below 0, a round not counted: every router is measured past its first minute of load, as in service. */
+    const round = pass - warmRounds;
+    const order = [...ROUTERS.slice(pass % ROUTERS.length), ...ROUTERS.slice(0, pass % ROUTERS.length)];
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
-      add(`direct/${concurrency}`, round, await loadFor(engines[0], key, 'ttft', concurrency));
+      record(`direct/${concurrency}`, round, await loadFor(engines[0], key, 'ttft', concurrency));
       for (const router of order) {
-        const before = concurrency === 16 ? treeUsage(pids[router]) : undefined;
+        const before = concurrency === 16 && round >= 0 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'ttft', concurrency);
         if (before) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        add(`${router}/${concurrency}`, round, run);
+        record(`${router}/${concurrency}`, round, run);
       }
     }
     for (const concurrency of RATES) {
       for (const router of order) {
-        const before = concurrency === 64 ? treeUsage(pids[router]) : undefined;
+        const before = concurrency === 64 && round >= 0 ? treeUsage(pids[router]) : undefined;
         const run = await loadFor(urls[router], key, 'rps', concurrency);
         if (before) perRequest(router, 'whole', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
+        if (round >= 0) push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
       }
     }
-    console.log(`round ${round + 1} of ${rounds} done`);
+    console.log(round < 0 ? `round ${pass + 1} done, not counted` : `round ${round + 1} of ${rounds} done`);
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -309,15 +323,23 @@ try {
   // Round by round: whether llmgw's p99 gap to the best peer keeps its side.
   if (peers.length > 0) {
     const each = Array.from({ length: rounds }, (_, round) => round);
-    console.log(`\n| TTFT added p99 (ms) by round | ${each.map((round) => round + 1).join(' | ')} |`);
-    console.log(`|---|${each.map(() => '---|').join('')}`);
+    // The rounds not counted come first, so that what a router does on its first load stays in sight.
+    const warm = warmRounds > 0 ? ['not counted'] : [];
+    const warmAdded = (r: Router, c: number) =>
+      quantile(warmTtfts.get(`${r}/${c}`)!, 0.99) - quantile(warmTtfts.get(`direct/${c}`)!, 0.99);
+    console.log(
+      `\n| TTFT added p99 (ms) by round | ${[...warm, ...each.map((round) => round + 1)].join(' | ')} |`,
+    );
+    console.log(`|---|${[...warm, ...each].map(() => '---|').join('')}`);
     const sides: string[] = [];
     for (const c of TAILS) {
       const p99 = Object.fromEntries(
         ROUTERS.map((r) => [r, each.map((round) => added(r, c, 0.99, round))]),
       ) as Record<Router, number[]>;
-      for (const r of ROUTERS)
-        console.log(`| at ${c}: ${r} | ${p99[r].map((v) => v.toFixed(2)).join(' | ')} |`);
+      for (const r of ROUTERS) {
+        const cells = [...(warmRounds > 0 ? [warmAdded(r, c)] : []), ...p99[r]];
+        console.log(`| at ${c}: ${r} | ${cells.map((v) => v.toFixed(2)).join(' | ')} |`);
+      }
       const below = each.filter(
         (round) => p99.llmgw[round] < Math.min(...peers.map((p) => p99[p][round])),
       ).length;
@@ -328,6 +350,7 @@ try {
     }
     for (const line of sides) console.log(line);
     result.rounds = rounds;
+    result.warm_rounds = warmRounds;
   }
   if (stallsDir) {
     // Let every process write out its last collections (collections.mjs writes a few times a second).
