@@ -16,8 +16,8 @@
 // third, each round's TTFT added p99 at 16 and 64, and in how many rounds llmgw's was below the best
 // peer's: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
 // --warm-rounds N (1 unless given) rounds come first and are not counted: a router in service is past
-// its first minute of load, and llmgw's first (V8 compiling its hot path) was its slowest in every run
-// measured without (docs/gateway.md); their p99s head the round-by-round table, so it stays in sight.
+// its first minute of load, and llmgw's first was its slowest in every run measured without
+// (docs/gateway.md); their p99s head the round-by-round table, so that first minute stays in sight.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
@@ -73,6 +73,15 @@ if (values['base-workers'] !== undefined && !baseRoot) {
 }
 const baseWorkers = values['base-workers'] ?? values.workers!;
 const seconds = Number(values.seconds);
+/** A count of rounds given on the command line, or an error that says what it must be. */
+const roundsOf = (option: 'rounds' | 'warm-rounds', least: number) => {
+  const count = Number(values[option]);
+  if (Number.isInteger(count) && count >= least) return count;
+  console.error(`--${option} ${values[option]}: give a whole number of rounds, ${least} or more`);
+  process.exit(2);
+};
+const rounds = roundsOf('rounds', 1);
+const warmRounds = roundsOf('warm-rounds', 0);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 // Every process started from here on inherits the folder its collections go to (collections.mjs).
@@ -179,8 +188,6 @@ try {
     push(cpu, `${router}/${kind}`, ((after.cpuSeconds - before.cpuSeconds) / requests) * 1000);
     push(writes, `${router}/${kind}`, (after.writeCalls - before.writeCalls) / requests);
   };
-  const rounds = Number(values.rounds);
-  const warmRounds = Number(values['warm-rounds']);
   /** The TTFTs of the rounds not counted, each `${router}/${concurrency}` over all of them. */
   const warmTtfts = new Map<string, number[]>();
   const record = (name: string, round: number, run: { ttfts: number[]; sent?: number[] }) => {
