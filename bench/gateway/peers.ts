@@ -16,8 +16,8 @@
 // third, each round's TTFT added p99 at 16 and 64, and in how many rounds llmgw's was below the best
 // peer's: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
 // --warm-rounds N (1 unless given) rounds come first and are not counted: a router in service is past
-// its first minute of load, and llmgw's first was its slowest in every run measured without
-// (docs/gateway.md); their p99s head the round-by-round table, so that first minute stays in sight.
+// its first minute of load, and llmgw's first was its slowest in twelve runs of thirteen measured
+// without (docs/gateway.md); their p99s head the round-by-round table, so that first minute stays in sight.
 // With --base DIR, the gateway of another checkout of llmgw (`llmgw-base`) runs beside in the same
 // rounds, and the column "llmgw / base" compares the two: two runs one after the other on this machine
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
