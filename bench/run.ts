@@ -15,4 +15,12 @@ if (!name || !available.includes(name)) {
   process.exit(2);
 }
 process.argv.splice(2, 1);
-await import(pathToFileURL(join(here, name, 'main.ts')).href);
+try {
+  await import(pathToFileURL(join(here, name, 'main.ts')).href);
+} catch (error) {
+  // A bench's options are read as it loads (node:util parseArgs): a bad one is the user's, in a sentence.
+  const { code, message } = error as { code?: string; message?: string };
+  if (!code?.startsWith('ERR_PARSE_ARGS_')) throw error;
+  console.error(`npm run bench -- ${name}: ${message?.split('\n')[0]}`);
+  process.exit(2);
+}

@@ -23,9 +23,10 @@
 // differ by more than most changes do, the same rounds much less. --base-workers N gives it another
 // number of workers (--base on this very checkout then compares two numbers of workers).
 // With --stalls, the engines', the clients' and each Node router's processes (llmgw's, the base's, the
-// Node floor's) write down each garbage collection (collections.mjs), and a last table says, for the slowest 1% of each router's streamed requests,
-// which of them was collecting while the request waited (stalls.ts): a collection in the engines or the
-// clients slows every router alike, one in llmgw's workers only llmgw.
+// Node floor's) write down each garbage collection (collections.mjs), and a last table says, for the
+// slowest 1% of each router's streamed requests, which of them was collecting while the request waited
+// (stalls.ts): a collection in the engines or the clients slows every router alike, one in llmgw's
+// workers only llmgw.
 // Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--warm-rounds 1] [--workers 2]
 //   [--only ROUTERS] [--base DIR [--base-workers N]] [--stalls]
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -73,6 +74,10 @@ if (values['base-workers'] !== undefined && !baseRoot) {
 }
 const baseWorkers = values['base-workers'] ?? values.workers!;
 const seconds = Number(values.seconds);
+if (!(seconds > 0)) {
+  console.error(`--seconds ${values.seconds}: give the seconds each run lasts, a number above 0`);
+  process.exit(2);
+}
 /** A count of rounds given on the command line, or an error that says what it must be. */
 const roundsOf = (option: 'rounds' | 'warm-rounds', least: number) => {
   const count = Number(values[option]);
@@ -89,8 +94,9 @@ const stallsDir = values.stalls ? mkdtempSync(join(tmpdir(), 'llmgw-stalls-')) :
 if (stallsDir) process.env.BENCH_STALLS_DIR = stallsDir;
 const watched = (role: string) => (stallsDir ? watchedAs(role) : { args: [], env: {} });
 
-const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number) =>
-  load(base, key, mode, concurrency, seconds, mode === 'ttft' && stallsDir !== undefined);
+/** One run of the clients; with --stalls, a counted streamed run also says when each request was sent. */
+const loadFor = (base: string, key: string, mode: 'ttft' | 'rps', concurrency: number, counted: boolean) =>
+  load(base, key, mode, concurrency, seconds, mode === 'ttft' && counted && stallsDir !== undefined);
 
 type Router = 'llmgw' | 'llmgw-base' | 'node-floor' | PeerName;
 const ROUTERS: Router[] = (
@@ -163,14 +169,14 @@ try {
     pids[name] = peer.child.pid!;
   }
 
-  /** The TTFTs of each `${router}/${concurrency}` (or `direct/…`), one array per round. */
+  /** The TTFTs of each `${router}/${concurrency}` (or `direct/…`), one array per pass. */
   const ttfts = new Map<string, number[][]>();
-  /** With --stalls, each streamed request of `${router}/${concurrency}` with when it was sent. */
+  /** With --stalls, each counted streamed request of `${router}/${concurrency}` with when it was sent. */
   const sentRequests = new Map<string, SentRequest[]>();
-  const add = (name: string, round: number, run: { ttfts: number[]; sent?: number[] }) => {
-    const rounds = ttfts.get(name) ?? [];
-    rounds[round] = run.ttfts;
-    ttfts.set(name, rounds);
+  const add = (name: string, pass: number, run: { ttfts: number[]; sent?: number[] }) => {
+    const passes = ttfts.get(name) ?? [];
+    passes[pass] = run.ttfts;
+    ttfts.set(name, passes);
     const { sent } = run;
     if (sent) {
       const timed = run.ttfts.map((ttft, i) => ({ sent: sent[i], ttft }));
@@ -188,46 +194,45 @@ try {
     push(cpu, `${router}/${kind}`, ((after.cpuSeconds - before.cpuSeconds) / requests) * 1000);
     push(writes, `${router}/${kind}`, (after.writeCalls - before.writeCalls) / requests);
   };
-  /** The TTFTs of the rounds not counted, each `${router}/${concurrency}` over all of them. */
-  const warmTtfts = new Map<string, number[]>();
-  const record = (name: string, round: number, run: { ttfts: number[]; sent?: number[] }) => {
-    if (round >= 0) add(name, round, run);
-    else warmTtfts.set(name, [...(warmTtfts.get(name) ?? []), ...run.ttfts]);
-  };
   console.log(
     `${rounds} interleaved rounds of ${seconds} s per figure, after ${warmRounds} not counted; llmgw with ${values.workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
   );
+  // The rounds not counted come first, so that every router is measured past its first minute of load,
+  // as in service; a pass is a round of either kind, in the order they run.
+  const notCounted = Array.from({ length: warmRounds }, (_, pass) => pass);
+  const counted = Array.from({ length: rounds }, (_, round) => warmRounds + round);
   for (let pass = 0; pass < warmRounds + rounds; pass++) {
-    /** Below 0, a round not counted: every router is measured past its first minute of load, as in service. */
-    const round = pass - warmRounds;
+    const counts = pass >= warmRounds;
     const order = [...ROUTERS.slice(pass % ROUTERS.length), ...ROUTERS.slice(0, pass % ROUTERS.length)];
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
-      record(`direct/${concurrency}`, round, await loadFor(engines[0], key, 'ttft', concurrency));
+      add(`direct/${concurrency}`, pass, await loadFor(engines[0], key, 'ttft', concurrency, counts));
       for (const router of order) {
-        const before = concurrency === 16 && round >= 0 ? treeUsage(pids[router]) : undefined;
-        const run = await loadFor(urls[router], key, 'ttft', concurrency);
+        const before = concurrency === 16 && counts ? treeUsage(pids[router]) : undefined;
+        const run = await loadFor(urls[router], key, 'ttft', concurrency, counts);
         if (before) perRequest(router, 'streamed', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        record(`${router}/${concurrency}`, round, run);
+        add(`${router}/${concurrency}`, pass, run);
       }
     }
     for (const concurrency of RATES) {
       for (const router of order) {
-        const before = concurrency === 64 && round >= 0 ? treeUsage(pids[router]) : undefined;
-        const run = await loadFor(urls[router], key, 'rps', concurrency);
+        const before = concurrency === 64 && counts ? treeUsage(pids[router]) : undefined;
+        const run = await loadFor(urls[router], key, 'rps', concurrency, counts);
         if (before) perRequest(router, 'whole', before, run.total);
         if (run.failed) console.log(`  ${router} at ${concurrency}: ${run.failed} failed`);
-        if (round >= 0) push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
+        if (counts) push(rps, `${router}/${concurrency}`, run.answered / run.seconds);
       }
     }
-    console.log(round < 0 ? `round ${pass + 1} done, not counted` : `round ${round + 1} of ${rounds} done`);
+    console.log(
+      counts ? `round ${pass - warmRounds + 1} of ${rounds} done` : `round ${pass + 1} done, not counted`,
+    );
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  /** TTFT added at the q-quantile: over every round, or over one. */
-  const added = (router: Router, concurrency: number, q: number, round?: number) => {
-    const of = (name: string) => (round === undefined ? ttfts.get(name)!.flat() : ttfts.get(name)![round]);
+  /** TTFT added at the q-quantile over these passes (every counted round unless given). */
+  const added = (router: Router, concurrency: number, q: number, passes = counted) => {
+    const of = (name: string) => passes.flatMap((pass) => ttfts.get(name)![pass]);
     return quantile(of(`${router}/${concurrency}`), q) - quantile(of(`direct/${concurrency}`), q);
   };
   interface Figure {
@@ -332,8 +337,6 @@ try {
     const each = Array.from({ length: rounds }, (_, round) => round);
     // The rounds not counted come first, so that what a router does on its first load stays in sight.
     const warm = warmRounds > 0 ? ['not counted'] : [];
-    const warmAdded = (r: Router, c: number) =>
-      quantile(warmTtfts.get(`${r}/${c}`)!, 0.99) - quantile(warmTtfts.get(`direct/${c}`)!, 0.99);
     console.log(
       `\n| TTFT added p99 (ms) by round | ${[...warm, ...each.map((round) => round + 1)].join(' | ')} |`,
     );
@@ -341,10 +344,10 @@ try {
     const sides: string[] = [];
     for (const c of TAILS) {
       const p99 = Object.fromEntries(
-        ROUTERS.map((r) => [r, each.map((round) => added(r, c, 0.99, round))]),
+        ROUTERS.map((r) => [r, each.map((round) => added(r, c, 0.99, [counted[round]]))]),
       ) as Record<Router, number[]>;
       for (const r of ROUTERS) {
-        const cells = [...(warmRounds > 0 ? [warmAdded(r, c)] : []), ...p99[r]];
+        const cells = [...(warmRounds > 0 ? [added(r, c, 0.99, notCounted)] : []), ...p99[r]];
         console.log(`| at ${c}: ${r} | ${cells.map((v) => v.toFixed(2)).join(' | ')} |`);
       }
       const below = each.filter(
@@ -356,9 +359,9 @@ try {
       );
     }
     for (const line of sides) console.log(line);
-    result.rounds = rounds;
-    result.warm_rounds = warmRounds;
   }
+  result.rounds = rounds;
+  result.warm_rounds = warmRounds;
   if (stallsDir) {
     // Let every process write out its last collections (collections.mjs writes a few times a second).
     await new Promise((resolve) => setTimeout(resolve, 500));
