@@ -27,7 +27,7 @@
 // slowest 1% of each router's streamed requests, which of them was collecting while the request waited
 // (stalls.ts): a collection in the engines or the clients slows every router alike, one in llmgw's
 // workers only llmgw.
-// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--warm-rounds 1] [--workers 2]
+// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--warm-rounds 1] [--workers 1]
 //   [--only ROUTERS] [--base DIR [--base-workers N]] [--stalls]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -51,7 +51,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     /** Rounds run before the measured ones and not counted (their p99s are printed beside). */
     'warm-rounds': { type: 'string', default: '1' },
-    workers: { type: 'string', default: '2' },
+    // One, as `llmgw gateway` by default: the clients and engines here leave the gateway about one core,
+    // and one worker beat two on CPU and p99 in the same rounds (docs/gateway.md "One worker, a second day").
+    workers: { type: 'string', default: '1' },
     'tpot-ms': { type: 'string', default: '1' },
     /** Some of the routers only (comma-separated), to look at one. */
     only: { type: 'string' },
