@@ -52,7 +52,8 @@ const { values } = parseArgs({
     /** Rounds run before the measured ones and not counted (their p99s are printed beside). */
     'warm-rounds': { type: 'string', default: '1' },
     // One, as `llmgw gateway` by default: the clients and engines here leave the gateway about one core,
-    // and one worker beat two on CPU and p99 in the same rounds (docs/gateway.md "One worker, a second day").
+    // and beside two in the same rounds one spent less CPU and had the lower p99s in most runs
+    // (docs/gateway.md "One worker, a second day").
     workers: { type: 'string', default: '1' },
     'tpot-ms': { type: 'string', default: '1' },
     /** Some of the routers only (comma-separated), to look at one. */
