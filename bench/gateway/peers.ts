@@ -75,21 +75,27 @@ if (values['base-workers'] !== undefined && !baseRoot) {
   console.error('--base-workers says how many workers the base runs with: give --base DIR too');
   process.exit(2);
 }
-const baseWorkers = values['base-workers'] ?? values.workers!;
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) {
   console.error(`--seconds ${values.seconds}: give the seconds each run lasts, a number above 0`);
   process.exit(2);
 }
-/** A count of rounds given on the command line, or an error that says what it must be. */
-const roundsOf = (option: 'rounds' | 'warm-rounds', least: number) => {
+/** A count given on the command line, or an error that says what it must be, before anything starts. */
+const countOf = (
+  option: 'rounds' | 'warm-rounds' | 'workers' | 'base-workers',
+  least: number,
+  of: string,
+) => {
   const count = Number(values[option]);
   if (Number.isInteger(count) && count >= least) return count;
-  console.error(`--${option} ${values[option]}: give a whole number of rounds, ${least} or more`);
+  console.error(`--${option} ${values[option]}: give a whole number of ${of}, ${least} or more`);
   process.exit(2);
 };
-const rounds = roundsOf('rounds', 1);
-const warmRounds = roundsOf('warm-rounds', 0);
+const rounds = countOf('rounds', 1, 'rounds');
+const warmRounds = countOf('warm-rounds', 0, 'rounds');
+const workers = countOf('workers', 1, 'worker processes');
+const baseWorkers =
+  values['base-workers'] === undefined ? workers : countOf('base-workers', 1, 'worker processes');
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 // Every process started from here on inherits the folder its collections go to (collections.mjs).
@@ -138,7 +144,7 @@ try {
   const pids = {} as Record<Router, number>;
   const gatewayWatched = (role: string) => (stallsDir ? watchedTreeAs(role) : {});
   const llmgw = await startLlmgwGateway(stack, {
-    LLMGW_GATEWAY_WORKERS: values.workers!,
+    LLMGW_GATEWAY_WORKERS: String(workers),
     ...gatewayWatched('llmgw'),
   });
   running.push(llmgw);
@@ -148,7 +154,7 @@ try {
     const base = await startLlmgwGateway(
       stack,
       {
-        LLMGW_GATEWAY_WORKERS: baseWorkers,
+        LLMGW_GATEWAY_WORKERS: String(baseWorkers),
         LLMGW_GATEWAY_INSTANCE: 'bench-base',
         ...gatewayWatched('llmgw-base'),
       },
@@ -198,7 +204,7 @@ try {
     push(writes, `${router}/${kind}`, (after.writeCalls - before.writeCalls) / requests);
   };
   console.log(
-    `${rounds} interleaved rounds of ${seconds} s per figure, after ${warmRounds} not counted; llmgw with ${values.workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
+    `${rounds} interleaved rounds of ${seconds} s per figure, after ${warmRounds} not counted; llmgw with ${workers} worker process(es)${baseRoot ? `, llmgw-base with ${baseWorkers}` : ''}; 2 simulated engines, a token every ${values['tpot-ms']} ms`,
   );
   // The rounds not counted come first, so that every router is measured past its first minute of load,
   // as in service; a pass is a round of either kind, in the order they run.
@@ -403,7 +409,7 @@ async function startNodeFloor(engines: string[]) {
       'tsx',
       here('./node-floor.ts'),
       String(port),
-      values.workers!,
+      String(workers),
       ...engines,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...watched('node-floor').env } },
