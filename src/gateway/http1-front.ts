@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { type Server as HttpServer, STATUS_CODES } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ClientAnswer, ClientRequestHead } from './client-answer.ts';
+import { type Deadlined, Deadlines } from './deadlines.ts';
 import { asksToClose, hasControl, headerFields, LENGTH } from './http1-head.ts';
 
 // The gateway's port: the forwarded requests in their plainest HTTP/1.1 form (POST, a Content-Length
@@ -42,8 +43,12 @@ export interface Front {
 export function createFront<Route>(options: FrontOptions<Route>): Front {
   const { fallback } = options;
   const open = new Set<Connection<Route>>();
+  // The connections' idle and partial-request timeouts, each kind on one timer (not a socket timeout,
+  // which every request set and cleared, and every read and write moved on).
+  const idle = new Deadlines();
+  const partial = new Deadlines();
   const server = createServer({ noDelay: true }, (socket) => {
-    const connection = new Connection(socket, options, () => open.delete(connection));
+    const connection = new Connection(socket, options, { idle, partial }, () => open.delete(connection));
     open.add(connection);
   });
   // node:http tracks its connections (closeAllConnections) and enforces its headers and request
@@ -128,7 +133,12 @@ export function readHead(text: string): Head | undefined {
  * One client connection while the front reads it: requests one at a time, in order (a pipelined one
  * waits in `pending` until the answer before it ended).
  */
-class Connection<Route> {
+class Connection<Route> implements Deadlined {
+  // Its place on a list of deadlines: idle, or a request read part-way.
+  dueAt = 0;
+  earlier?: Deadlined;
+  later?: Deadlined;
+  list?: Deadlines;
   /** Bytes read and not yet a whole request. */
   private pending: Buffer | undefined;
   private answer: FrontAnswer | undefined;
@@ -138,13 +148,19 @@ class Connection<Route> {
   constructor(
     readonly socket: Socket,
     private readonly options: FrontOptions<Route>,
+    private readonly deadlines: { idle: Deadlines; partial: Deadlines },
     private readonly forget: () => void,
   ) {
     socket.on('data', this.onData);
     socket.on('drain', this.onDrain);
     socket.on('close', this.onClose);
     socket.on('error', this.onError);
-    socket.setTimeout(KEEP_ALIVE_MS, this.onTimeout);
+    deadlines.idle.set(this, KEEP_ALIVE_MS);
+  }
+
+  /** Idle or part-way for too long: closed. */
+  due() {
+    this.socket.destroy();
   }
 
   private readonly onData = (chunk: Buffer) => {
@@ -167,7 +183,7 @@ class Connection<Route> {
     const bytes = this.pending;
     const headEnd = bytes.indexOf(HEAD_END);
     if (headEnd < 0 && bytes.length <= MAX_HEAD_BYTES) {
-      this.socket.setTimeout(PARTIAL_REQUEST_MS);
+      this.deadlines.partial.set(this, PARTIAL_REQUEST_MS);
       return;
     }
     const head =
@@ -180,12 +196,12 @@ class Connection<Route> {
     const bodyStart = headEnd + HEAD_END.length;
     const bodyEnd = bodyStart + head.contentLength;
     if (bytes.length < bodyEnd) {
-      this.socket.setTimeout(PARTIAL_REQUEST_MS);
+      this.deadlines.partial.set(this, PARTIAL_REQUEST_MS);
       return;
     }
     this.pending = bodyEnd < bytes.length ? bytes.subarray(bodyEnd) : undefined;
     this.closeAfter = head.close;
-    this.socket.setTimeout(0);
+    this.list?.clear(this);
     this.answer = new FrontAnswer(this);
     this.options.serve(route, head, bytes.subarray(bodyStart, bodyEnd), this.answer);
   }
@@ -194,7 +210,7 @@ class Connection<Route> {
   answered() {
     this.answer = undefined;
     if (this.closeAfter) return void this.socket.end();
-    this.socket.setTimeout(KEEP_ALIVE_MS);
+    this.deadlines.idle.set(this, KEEP_ALIVE_MS);
     this.socket.resume();
     // Not within the answer's end(): its caller finishes first.
     if (this.pending) process.nextTick(() => this.read());
@@ -212,8 +228,7 @@ class Connection<Route> {
     socket.off('drain', this.onDrain);
     socket.off('close', this.onClose);
     socket.off('error', this.onError);
-    socket.setTimeout(0);
-    socket.removeAllListeners('timeout');
+    this.list?.clear(this);
     this.forget();
     this.options.fallback.emit('connection', socket);
     if (pending) socket.emit('data', pending);
@@ -222,14 +237,13 @@ class Connection<Route> {
   private readonly onDrain = () => this.answer?.emit('drain');
 
   private readonly onClose = () => {
+    this.list?.clear(this);
     this.forget();
     this.answer?.gone();
   };
 
   // The socket's failure is its 'close' (which follows): the answer in progress hears of it there.
   private readonly onError = () => {};
-
-  private readonly onTimeout = () => this.socket.destroy();
 }
 
 /** What an answer needs of its connection. */

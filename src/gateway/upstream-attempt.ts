@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '../config.ts';
 import type { ClientAnswer } from './client-answer.ts';
+import { type Deadlined, Deadlines } from './deadlines.ts';
 import { streamErrorEvent } from './errors.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { type ExchangeHandler, ReplicaConnections } from './replica-connections.ts';
@@ -63,6 +64,9 @@ export const CLIENT_LEFT = 499;
 
 /** Kept-alive connections to every replica; the gateway's timeouts (ForwardingSettings) rule them. */
 const connections = new ReplicaConnections();
+/** The attempts' timeouts, each kind on one timer: before the first byte, and the request's whole time. */
+const firstByteDeadlines = new Deadlines();
+const requestDeadlines = new Deadlines();
 
 /**
  * The failures of a pooled connection the replica closed under a request: reset, or closed before any
@@ -102,11 +106,15 @@ export function countEnded(metrics: GatewayMetrics, { model, arrivedAt }: Forwar
  * replica's stream paused while the client's socket is full (a slow client slows its stream instead of
  * filling memory). Its state lives in fields, not closures: one object a request.
  */
-class Attempt implements ExchangeHandler {
+class Attempt implements ExchangeHandler, Deadlined {
   private readonly sentAt = performance.now();
   /** Cancels the exchange. */
   private cancel?: (error?: Error) => void;
-  private timer?: NodeJS.Timeout;
+  // Its place on a list of deadlines: one timeout at a time.
+  dueAt = 0;
+  earlier?: Deadlined;
+  later?: Deadlined;
+  list?: Deadlines;
   /** Whether the timer before the first byte is the request's whole time (less of it is left). */
   private firstTimerEndsRequest = false;
   /** Set when a timeout ran out: the gateway itself ended the exchange. */
@@ -121,8 +129,7 @@ class Attempt implements ExchangeHandler {
   private length = -1;
   private eventStream = false;
   private resumeAnswer?: () => void;
-  /** A timeout ran out; the client's socket drained; the client left before its answer ended. */
-  private readonly expire: () => void;
+  /** The client's socket drained; the client left before its answer ended. */
   private readonly drained: () => void;
   private readonly clientLeft: () => void;
 
@@ -137,7 +144,6 @@ class Attempt implements ExchangeHandler {
   ) {
     // Made here rather than as class fields: tsx names each field's function with
     // Object.defineProperty for every object made, a request's (1% of a worker's CPU under load).
-    this.expire = () => this.timeUp();
     this.drained = () => this.resumeAnswer?.();
     this.clientLeft = () => this.leftEarly();
   }
@@ -151,7 +157,7 @@ class Attempt implements ExchangeHandler {
     const { firstByteTimeoutMs, requestTimeoutMs } = parts.settings;
     const left = requestTimeoutMs - (this.sentAt - request.arrivedAt);
     this.firstTimerEndsRequest = left <= firstByteTimeoutMs;
-    this.timer = setTimeout(this.expire, Math.max(0, Math.min(firstByteTimeoutMs, left)));
+    firstByteDeadlines.set(this, Math.max(0, Math.min(firstByteTimeoutMs, left)));
     request.client.on('close', this.clientLeft);
     this.cancel = connections.send(
       {
@@ -187,10 +193,7 @@ class Attempt implements ExchangeHandler {
     this.begin();
     const ready = client.write(chunk);
     const { requestTimeoutMs } = this.parts.settings;
-    this.timer = setTimeout(
-      this.expire,
-      Math.max(0, requestTimeoutMs - (performance.now() - this.request.arrivedAt)),
-    );
+    requestDeadlines.set(this, Math.max(0, requestTimeoutMs - (performance.now() - this.request.arrivedAt)));
     client.on('drain', this.drained);
     return ready;
   }
@@ -223,7 +226,7 @@ class Attempt implements ExchangeHandler {
   /** The answer begins: its status and headers go to the client, and the replica's health hears of it. */
   private begin() {
     this.answering = true;
-    clearTimeout(this.timer);
+    this.list?.clear(this);
     this.answered();
     this.request.client.writeHead(this.status, this.headers);
     this.resolve();
@@ -231,7 +234,7 @@ class Attempt implements ExchangeHandler {
 
   /** The exchange with the replica is over, whichever way it ended. */
   private over() {
-    clearTimeout(this.timer);
+    this.list?.clear(this);
     const { client } = this.request;
     client.off('close', this.clientLeft);
     client.off('drain', this.drained);
@@ -249,7 +252,8 @@ class Attempt implements ExchangeHandler {
     this.cancel?.(why);
   }
 
-  private timeUp() {
+  /** A timeout ran out. */
+  due() {
     const { firstByteTimeoutMs, requestTimeoutMs } = this.parts.settings;
     const timedOut =
       this.answering || this.firstTimerEndsRequest

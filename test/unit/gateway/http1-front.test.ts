@@ -152,6 +152,23 @@ describe("the gateway's HTTP/1.1 front", () => {
     );
   });
 
+  it('closes a connection idle for the 5 s its answers name, from its last answer on, and not while it serves', async () => {
+    const client = await rawClient(front.port);
+    const closed = once(client.socket, 'close');
+    // Busy for 4 s: an answer every second, each moving the idle time on.
+    for (let i = 0; i < 4; i++) {
+      client.socket.write(post(`${i}`));
+      await client.answers(i + 1);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const lastAnswerAt = performance.now() - 1000;
+    const gaveUp = new Promise((resolve) => setTimeout(resolve, 7000, 'open'));
+    assert.equal(await Promise.race([closed.then(() => 'closed'), gaveUp]), 'closed', 'still open after 7 s');
+    const idle = performance.now() - lastAnswerAt;
+    assert.equal(splitAnswers(client.received()).length, 4);
+    assert.ok(idle >= 4990 && idle < 5500, `closed after ${idle} ms idle, not 5 s`);
+  });
+
   it('gives the connection to node:http at the first request it does not serve, and node:http keeps it', async () => {
     const client = await rawClient(front.port);
     const served = front.served.length;
