@@ -12,11 +12,12 @@ export interface Deadlined {
 
 /**
  * Many deadlines on one timer: a list in the order they fall due, and one timer set for the first.
- * A request set and cleared four Node timers, each a Timeout object and a list insertion, some 5% of a
- * worker's busy CPU (docs/gateway.md "One timer for every deadline"). Here, on a list of one kind of
- * deadline (all as long), a new one is the latest: it goes at the end and touches no timer. One cleared
- * is only unlinked, even the last: the timer, when it fires with nothing due, is set again for the
- * first still listed, if any.
+ * A request set two Node timers and cleared them (each a Timeout object, put in Node's lists and taken
+ * out), and cleared and set its connection's socket timeout, which every read moved on: 5% of a
+ * worker's busy CPU under the bench (docs/gateway.md "One timer for every deadline"). Here, on a list
+ * of one kind of deadline (all as long), a new one is the latest: it goes at the end and touches no
+ * timer. One cleared is only unlinked, even the last: the timer, when it fires with nothing due, is
+ * set again for the first still listed, if any.
  */
 export class Deadlines {
   private first?: Deadlined;
