@@ -1,8 +1,9 @@
 // llmgw's gateway against the Rust routers, vllm-router 0.1.17 and sglang-router 0.3.2 (pinned, from
 // PyPI, installed once into ~/.cache/llmgw: bench/support/peer-routers.ts), all in front of the same
 // two simulated engines (a token every TPOT_MS, no growth), each router a process of its own (llmgw as
-// `llmgw gateway` with LLMGW_GATEWAY_WORKERS processes), measured in ROUNDS interleaved rounds (the
-// order rotating) so that whatever else loads this machine loads every router alike. The peers route
+// `llmgw gateway` with LLMGW_GATEWAY_WORKERS processes), measured in ROUNDS interleaved rounds (each
+// in another order, every router running after every other as often: pass-order.ts) so that whatever
+// else loads this machine loads every router alike. The peers route
 // with power_of_two; llmgw with its default (prompts this short share no prefix: fewest in flight).
 // Beside them, the Node floor (node-floor.ts): a bare TCP relay in as many processes as llmgw's workers,
 // the least any router on Node adds; the column "llmgw / Node floor" says how much of llmgw's figure is
@@ -40,6 +41,7 @@ import { startLlmgwGateway } from '../../test/support/llmgw-gateway.ts';
 import { closedPort } from '../../test/support/ports.ts';
 import { startStack } from '../../test/support/stack.ts';
 import { type TreeUsage, treeUsage } from '../support/cpu-seconds.ts';
+import { passOrder } from '../support/pass-order.ts';
 import { PEERS, type PeerName, startPeer } from '../support/peer-routers.ts';
 import { load, quantile } from './load-runner.ts';
 import { readCollections, type SentRequest, stallTable, watchedAs, watchedTreeAs } from './stalls.ts';
@@ -212,7 +214,7 @@ try {
   const counted = Array.from({ length: rounds }, (_, round) => warmRounds + round);
   for (let pass = 0; pass < warmRounds + rounds; pass++) {
     const counts = pass >= warmRounds;
-    const order = [...ROUTERS.slice(pass % ROUTERS.length), ...ROUTERS.slice(0, pass % ROUTERS.length)];
+    const order = passOrder(ROUTERS, pass);
     for (const concurrency of LEVELS) {
       // The engine called directly in the same round: what each router's TTFT is taken against.
       add(`direct/${concurrency}`, pass, await loadFor(engines[0], key, 'ttft', concurrency, counts));
@@ -234,7 +236,7 @@ try {
       }
     }
     console.log(
-      counts ? `round ${pass - warmRounds + 1} of ${rounds} done` : `round ${pass + 1} done, not counted`,
+      `${counts ? `round ${pass - warmRounds + 1} of ${rounds} done` : `round ${pass + 1} done, not counted`}, in the order ${order.join(', ')}`,
     );
   }
 
