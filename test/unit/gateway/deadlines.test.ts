@@ -10,6 +10,9 @@ function advance(ms: number) {
   for (let i = 0; i < ms; i++) mock.timers.tick(1);
 }
 
+/** Deadlines on the mocked clock. */
+const mockedDeadlines = () => new Deadlines(() => Date.now());
+
 /** An item that notes when it fell due, on the mocked clock. */
 function item(name: string, fell: [string, number][]): Deadlined {
   return { dueAt: 0, due: () => fell.push([name, Date.now()]) };
@@ -21,7 +24,7 @@ describe('deadlines on one timer', () => {
 
   it('each falls due once, at its time, in the order of the times', () => {
     const fell: [string, number][] = [];
-    const deadlines = new Deadlines(() => Date.now());
+    const deadlines = mockedDeadlines();
     const [a, b, c] = ['a', 'b', 'c'].map((name) => item(name, fell));
     deadlines.set(a, 100);
     advance(10);
@@ -41,7 +44,7 @@ describe('deadlines on one timer', () => {
 
   it('one cleared never falls due, and the others still do (the first cleared included)', () => {
     const fell: [string, number][] = [];
-    const deadlines = new Deadlines(() => Date.now());
+    const deadlines = mockedDeadlines();
     const [a, b] = ['a', 'b'].map((name) => item(name, fell));
     deadlines.set(a, 50);
     deadlines.set(b, 80);
@@ -53,8 +56,8 @@ describe('deadlines on one timer', () => {
 
   it('set again, it falls due at its new time only, even moved to another list', () => {
     const fell: [string, number][] = [];
-    const first = new Deadlines(() => Date.now());
-    const second = new Deadlines(() => Date.now());
+    const first = mockedDeadlines();
+    const second = mockedDeadlines();
     const a = item('a', fell);
     first.set(a, 50);
     advance(40);
@@ -70,7 +73,7 @@ describe('deadlines on one timer', () => {
 
   it('one that falls due may set deadlines again, its own among them', () => {
     const fell: [string, number][] = [];
-    const deadlines = new Deadlines(() => Date.now());
+    const deadlines = mockedDeadlines();
     const again: Deadlined = {
       dueAt: 0,
       due: () => {
@@ -98,14 +101,13 @@ describe('deadlines on one timer', () => {
         mock.timers.reset();
         mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
         const fell: [string, number][] = [];
-        const deadlines = new Deadlines(() => Date.now());
+        const deadlines = mockedDeadlines();
         const items = [0, 1, 2, 3, 4].map((i) => item(String(i), fell));
         // The model: when each item falls due, if it does.
         const due = new Map<number, number>();
         const expected: [string, number][] = [];
         const waitUntil = (until: number) => {
-          const falling = [...due].filter(([, at]) => at <= until).sort((x, y) => x[1] - y[1] || x[0] - y[0]);
-          for (const [which, at] of falling) {
+          for (const [which, at] of [...due].filter(([, at]) => at <= until)) {
             expected.push([String(which), at]);
             due.delete(which);
           }
