@@ -28,7 +28,7 @@
 // slowest 1% of each router's streamed requests, which of them was collecting while the request waited
 // (stalls.ts): a collection in the engines or the clients slows every router alike, one in llmgw's
 // workers only llmgw.
-// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 2] [--warm-rounds 1] [--workers 1]
+// Reproduce: npm run bench -- gateway --peers [--seconds 4] [--rounds 3] [--warm-rounds 1] [--workers 1]
 //   [--only ROUTERS] [--base DIR [--base-workers N]] [--stalls]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -50,7 +50,9 @@ const { values } = parseArgs({
   options: {
     peers: { type: 'boolean' },
     seconds: { type: 'string', default: '4' },
-    rounds: { type: 'string', default: '2' },
+    // Three after the one not counted: the four routers' whole Williams square (pass-order.ts), so that by
+    // default llmgw runs right after each of the other three once in the counted rounds.
+    rounds: { type: 'string', default: '3' },
     /** Rounds run before the measured ones and not counted (their p99s are printed beside). */
     'warm-rounds': { type: 'string', default: '1' },
     // One, as `llmgw gateway` by default: the clients and engines here leave the gateway about one core,
