@@ -14,8 +14,9 @@
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
 // a count that, unlike time, the rest of the machine does not move). A second table gives TTFT added at
 // 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part; a
-// third, each round's TTFT added p99 at 16 and 64, and in how many rounds llmgw's was below the best
-// peer's: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
+// third, each round's TTFT added p99 at 16 and 64; last, for each figure the issue sets a goal on (TTFT
+// added p50 and p99 at 16 and 64, requests a second at 64 and 256), in how many rounds llmgw was ahead of
+// the best peer: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
 // --warm-rounds N (1 unless given) rounds come first and are not counted: a router in service is past
 // its first minute of load, and llmgw's first was its slowest in twelve runs of thirteen measured
 // without (docs/gateway.md); their p99s head the round-by-round table, so that first minute stays in sight.
@@ -345,7 +346,7 @@ try {
       console.log(`| at ${c}: ${r} | ${SPREAD.map((q) => added(r, c, q).toFixed(2)).join(' | ')} |`);
     }
   }
-  // Round by round: whether llmgw's p99 gap to the best peer keeps its side.
+  // Round by round: whether llmgw's gap to the best peer keeps its side.
   if (peers.length > 0) {
     const each = Array.from({ length: rounds }, (_, round) => round);
     // The rounds not counted come first, so that what a router does on its first load stays in sight.
@@ -354,24 +355,42 @@ try {
       `\n| TTFT added p99 (ms) by round | ${[...warm, ...each.map((round) => round + 1)].join(' | ')} |`,
     );
     console.log(`|---|${[...warm, ...each].map(() => '---|').join('')}`);
-    const sides: string[] = [];
     for (const c of TAILS) {
-      const p99 = Object.fromEntries(
-        ROUTERS.map((r) => [r, each.map((round) => added(r, c, 0.99, [counted[round]]))]),
-      ) as Record<Router, number[]>;
       for (const r of ROUTERS) {
-        const cells = [...(warmRounds > 0 ? [added(r, c, 0.99, notCounted)] : []), ...p99[r]];
+        const cells = [
+          ...(warmRounds > 0 ? [added(r, c, 0.99, notCounted)] : []),
+          ...each.map((round) => added(r, c, 0.99, [counted[round]])),
+        ];
         console.log(`| at ${c}: ${r} | ${cells.map((v) => v.toFixed(2)).join(' | ')} |`);
       }
-      const below = each.filter(
-        (round) => p99.llmgw[round] < Math.min(...peers.map((p) => p99[p][round])),
-      ).length;
-      result[`ttft_added_p99_${c}_rounds_below_best_peer`] = below;
-      sides.push(
-        `at ${c} in flight, llmgw's p99 added was below the best peer's in ${below} of ${rounds} rounds`,
-      );
     }
-    for (const line of sides) console.log(line);
+    // Each figure the issue sets a goal on, round by round: one run's ratio can tip either way on this
+    // machine, a side kept in most rounds less so.
+    const goals = [
+      ...TAILS.flatMap((c) =>
+        [0.5, 0.99].map((q) => ({
+          key: `ttft_added_p${q * 100}_${c}`,
+          what: `at ${c} in flight, llmgw's p${q * 100} added was below`,
+          inRound: (r: Router, round: number) => added(r, c, q, [counted[round]]),
+          lowerIsBetter: true,
+        })),
+      ),
+      ...RATES.map((c) => ({
+        key: `rps_${c}`,
+        what: `at ${c} in flight, llmgw's requests a second were above`,
+        inRound: (r: Router, round: number) => rps.get(`${r}/${c}`)![round],
+        lowerIsBetter: false,
+      })),
+    ];
+    for (const goal of goals) {
+      const ahead = each.filter((round) => {
+        const of = peers.map((p) => goal.inRound(p, round));
+        const llmgw = goal.inRound('llmgw', round);
+        return goal.lowerIsBetter ? llmgw < Math.min(...of) : llmgw > Math.max(...of);
+      }).length;
+      result[`${goal.key}_rounds_${goal.lowerIsBetter ? 'below' : 'above'}_best_peer`] = ahead;
+      console.log(`${goal.what} the best peer's in ${ahead} of ${rounds} rounds`);
+    }
   }
   result.rounds = rounds;
   result.warm_rounds = warmRounds;
