@@ -14,7 +14,7 @@
 // ones at 16; its write system calls per request, streamed at 16 and whole at 64 (each a socket write:
 // a count that, unlike time, the rest of the machine does not move). A second table gives TTFT added at
 // 16 and 64 in flight from p50 to p99.9, where the p50 and p99 alone do not say where routers part; a
-// third, each round's TTFT added p99 at 16 and 64; last, for each figure the issue sets a goal on (TTFT
+// third, each round's TTFT added p99 at 16 and 64; last, for each figure issue 34 sets a goal on (TTFT
 // added p50 and p99 at 16 and 64, requests a second at 64 and 256), in how many rounds llmgw was ahead of
 // the best peer: a gap that holds round after round is llmgw's, one that changes sides is the machine's.
 // --warm-rounds N (1 unless given) rounds come first and are not counted: a router in service is past
@@ -364,7 +364,7 @@ try {
         console.log(`| at ${c}: ${r} | ${cells.map((v) => v.toFixed(2)).join(' | ')} |`);
       }
     }
-    // Each figure the issue sets a goal on, round by round: one run's ratio can tip either way on this
+    // Each figure issue 34 sets a goal on, round by round: one run's ratio can tip either way on this
     // machine, a side kept in most rounds less so.
     const goals = [
       ...TAILS.flatMap((c) =>
