@@ -2,7 +2,7 @@
 // PyPI, installed once into ~/.cache/llmgw: bench/support/peer-routers.ts), all in front of the same
 // two simulated engines (a token every TPOT_MS, no growth), each router a process of its own (llmgw as
 // `llmgw gateway` with LLMGW_GATEWAY_WORKERS processes), measured in ROUNDS interleaved rounds (each
-// in another order, every router running after every other as often: pass-order.ts) so that whatever
+// in another order, the rows of a Williams square: pass-order.ts) so that whatever
 // else loads this machine loads every router alike. The peers route with power_of_two; llmgw with its
 // default (prompts this short share no prefix: fewest in flight).
 // Beside them, the Node floor (node-floor.ts): a bare TCP relay in as many processes as llmgw's workers,
