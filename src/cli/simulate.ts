@@ -4,8 +4,16 @@ import { parseArgs } from 'node:util';
 import { costCoverageSpec, loadCapacitySpec, placementSpec, toSvg } from '../simulate/charts.ts';
 import { loadTraces, runPolicies } from '../simulate/experiment.ts';
 import type { PolicyFigures } from '../simulate/figures.ts';
+import { firstWaitBounds } from '../simulate/first-wait-bound.ts';
 import { placementPairs, placementTable, runPlacements } from '../simulate/placement-experiment.ts';
-import { figuresTable, goalLines, resultLine, resultPairs } from '../simulate/report.ts';
+import {
+  boundLines,
+  boundPairs,
+  figuresTable,
+  goalLines,
+  resultLine,
+  resultPairs,
+} from '../simulate/report.ts';
 import type { RunResult } from '../simulate/run.ts';
 import { readScenario } from '../simulate/scenario.ts';
 import { uncoveredLine, uncoveredStretches } from '../simulate/uncovered.ts';
@@ -62,10 +70,12 @@ export async function runSimulate(args: string[]): Promise<void> {
     console.log(`\n${scenario.name}: ${Math.round((load.until - load.from) / 60_000)} minutes simulated`);
     console.log(figuresTable(figures));
     console.log('');
+    const bounds = firstWaitBounds(scenario, load);
     for (const line of goalLines(figures)) console.log(line);
+    for (const line of boundLines(bounds, figures, scenario.startDelayMs)) console.log(line);
     for (const line of llmgwMisses(runs)) console.log(line);
     if (values.charts) await writeCharts(values.charts, scenario.name, runs, figures);
-    Object.assign(results, resultPairs(scenario.name, figures));
+    Object.assign(results, resultPairs(scenario.name, figures), boundPairs(scenario.name, bounds));
   }
   if (!values['skip-placement']) {
     const runs = runPlacements(values.data, (placer) => process.stderr.write(`placement: ${placer}\n`));

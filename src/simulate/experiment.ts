@@ -43,6 +43,13 @@ export function loadTraces(scenario: Scenario, dir?: string): TraceLoad {
   return { requests, from, until: Math.max(...all.map((r) => r.at)) + TAIL_MS };
 }
 
+/**
+ * The replicas every dynamic policy starts with: what the model's first minute needs, as a cluster that
+ * was serving before the trace.
+ */
+export const startingReplicas = (scenario: Scenario, load: TraceLoad, name: string): number =>
+  replicasForPeak(scenario, load, name, load.from, load.from + 60_000);
+
 /** Replicas of the model's first profile that its peak in flight within [from, until) needs. */
 function replicasForPeak(
   scenario: Scenario,
@@ -91,7 +98,7 @@ export function runPolicies(
         m.name,
         policy === 'static-peak'
           ? replicasForPeak(scenario, load, m.name)
-          : replicasForPeak(scenario, load, m.name, load.from, load.from + 60_000),
+          : startingReplicas(scenario, load, m.name),
       ]),
     );
   const runs = policies(scenario, load).map((controller) =>

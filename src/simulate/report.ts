@@ -1,4 +1,6 @@
 import type { PolicyFigures } from './figures.ts';
+import type { FirstWaitBound } from './first-wait-bound.ts';
+import { clock } from './uncovered.ts';
 
 const pct = (share: number) => `${(100 * share).toFixed(2)}%`;
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
@@ -52,6 +54,36 @@ export function goalLines(figures: readonly PolicyFigures[]): string[] {
     ];
   });
 }
+
+/**
+ * Per model, the most a policy that adds replicas only once requests wait could cover, beside llmgw's
+ * coverage: "code: a policy that adds replicas only once requests wait covers at most 98.85% (goal 99%:
+ * out of reach): they first wait at 4:35, and a replica placed then serves from 6:05; llmgw 98.52%".
+ */
+export function boundLines(
+  bounds: readonly FirstWaitBound[],
+  figures: readonly PolicyFigures[],
+  startDelayMs: number,
+): string[] {
+  return bounds.map((bound) => {
+    const ours = figures.find((f) => f.policy === 'llmgw' && f.model === bound.model);
+    const llmgw = ours ? `; llmgw ${pct(ours.covered)}` : '';
+    if (bound.firstWaitMs === null)
+      return `${bound.model}: no request waits on the replicas every dynamic policy starts with${llmgw}`;
+    const reach = bound.covered >= 0.99 ? 'within reach' : 'out of reach';
+    return (
+      `${bound.model}: a policy that adds replicas only once requests wait covers at most ` +
+      `${pct(bound.covered)} (goal 99%: ${reach}): they first wait at ${clock(bound.firstWaitMs)}, and a ` +
+      `replica placed then serves from ${clock(bound.firstWaitMs + startDelayMs)}${llmgw}`
+    );
+  });
+}
+
+/** The bounds as RESULT pairs, keyed `scenario.first-wait-bound.model.covered`. */
+export const boundPairs = (scenario: string, bounds: readonly FirstWaitBound[]): Record<string, string> =>
+  Object.fromEntries(
+    bounds.map((b) => [`${scenario}.first-wait-bound.${b.model}.covered`, b.covered.toFixed(4)]),
+  );
 
 /** Each policy's and model's figures as RESULT pairs, keyed `scenario.policy.model.figure`. */
 export function resultPairs(scenario: string, figures: readonly PolicyFigures[]): Record<string, string> {

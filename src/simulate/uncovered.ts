@@ -56,7 +56,7 @@ export function uncoveredLine(model: string, stretches: readonly Uncovered[]): s
 }
 
 /** m:ss from the start of the run. */
-const clock = (ms: number) => {
+export const clock = (ms: number) => {
   const s = Math.floor(ms / 1000);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 };
