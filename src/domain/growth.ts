@@ -9,8 +9,11 @@ export interface GrowthMemory {
   rises: { at: number; growth: number; top: number; withinMs: number }[];
   /** Replicas seen pending or starting by the last pass: id -> created_at (their time to ready is observed). */
   settling: Record<string, number>;
-  /** The last load seen had requests waiting for a slot (a queue that goes on piling up is not a rise). */
-  queued?: true;
+  /**
+   * When the last pass was, if the load it saw had requests waiting for a slot (ms): a queue that goes
+   * on piling up is not a rise, and one that began after that pass is a new one.
+   */
+  queuedAt?: number;
   /** The last time to ready observed for one of its replicas (ms). */
   readyMs?: number;
 }

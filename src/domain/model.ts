@@ -57,6 +57,11 @@ export const MAX_REPORTED_REQUESTS = 10_000_000;
 export interface Load {
   in_flight: number;
   waiting: number;
+  /**
+   * Since when requests have waited without a break (ms since epoch), when some wait and the source
+   * knows: a queue that began after the reconciler last saw one is a new burst, not the same one piling up.
+   */
+  waiting_since?: number;
   /** When the newest report that counts was made (ms since epoch). */
   reported_at: number;
 }

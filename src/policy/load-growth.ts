@@ -64,9 +64,13 @@ export function observeLoad(
   let lows = before.lows.filter(([at]) => now - at <= delay);
   // Requests that still wait after waiting at the last pass are a queue piling up behind replicas that
   // are not ready yet: the same burst, waiting, not load that grew. Learned as a rise, they would keep
-  // room for the queue long after it is served.
+  // room for the queue long after it is served. A queue that began after that pass (the last one emptied
+  // between the passes) is a new burst; when the sources do not say when it began, it is taken as the same.
   const waiting = seen.waiting ?? 0;
-  const piling = waiting > 0 && before.queued === true;
+  const piling =
+    waiting > 0 &&
+    before.queuedAt !== undefined &&
+    (seen.waitingSince === undefined || seen.waitingSince <= before.queuedAt);
   const load = piling ? null : seen.inFlight;
   if (load !== null) {
     const lowest = Math.min(load, ...lows.map(([, value]) => value));
@@ -88,7 +92,7 @@ export function observeLoad(
     rises,
     settling,
     ...(readyMs !== undefined && { readyMs }),
-    ...(waiting > 0 && { queued: true as const }),
+    ...(waiting > 0 && { queuedAt: now }),
   };
 }
 

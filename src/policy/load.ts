@@ -4,8 +4,8 @@ import type { View } from './view.ts';
 
 /** L for a model, or why it is unknown (never reported, or older than the staleness bound). */
 export type LoadReading =
-  | { inFlight: number; waiting: number; why?: undefined }
-  | { inFlight: null; waiting?: undefined; why: string };
+  | { inFlight: number; waiting: number; waitingSince?: number; why?: undefined }
+  | { inFlight: null; waiting?: undefined; waitingSince?: undefined; why: string };
 
 /**
  * Requests in flight (running + waiting), and the waiting ones apart, from the latest reports, when
@@ -26,5 +26,9 @@ export function loadReading(
   if (age > settings.loadStaleMs) {
     return { inFlight: null, why: `load unknown (last report ${Math.round(age / 1000)} s ago)` };
   }
-  return { inFlight: load.in_flight + load.waiting, waiting: load.waiting };
+  return {
+    inFlight: load.in_flight + load.waiting,
+    waiting: load.waiting,
+    ...(load.waiting > 0 && load.waiting_since !== undefined && { waitingSince: load.waiting_since }),
+  };
 }

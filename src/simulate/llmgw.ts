@@ -70,7 +70,12 @@ export function llmgwController(options: { record?: RecordedPass[] } = {}): Cont
       }
       return false;
     }
-    load[model] = { in_flight: pool.running, waiting: pool.waiting, reported_at: world.now };
+    load[model] = {
+      in_flight: pool.running,
+      waiting: pool.waiting,
+      ...(pool.queueSince !== undefined && { waiting_since: pool.queueSince }),
+      reported_at: world.now,
+    };
     reported.set(model, { total, at: world.now });
     return true;
   }

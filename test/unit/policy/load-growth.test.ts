@@ -34,10 +34,12 @@ import {
 const S = DEFAULT_POLICY_SETTINGS;
 const MIN = 60 * SECOND;
 
-/** A load in flight with none waiting, or [in flight, of which waiting]. */
-type Seen = number | [number, number];
+/** A load in flight with none waiting, or [in flight, of which waiting, and since when they wait]. */
+type Seen = number | [number, number] | [number, number, number];
 const asSeen = (load: Seen) =>
-  typeof load === 'number' ? { inFlight: load, waiting: 0 } : { inFlight: load[0], waiting: load[1] };
+  typeof load === 'number'
+    ? { inFlight: load, waiting: 0 }
+    : { inFlight: load[0], waiting: load[1], ...(load[2] !== undefined && { waitingSince: load[2] }) };
 
 /** Memory after passes that saw these loads, one every `gapMs`, starting at NOW. */
 function seen(loads: Seen[], gapMs = 10 * SECOND) {
@@ -74,6 +76,15 @@ describe('observeLoad: the rises a model showed within one start delay', () => {
     'a queue seen again after a pass without one counts again': {
       loads: [4, [44, 20], 10, [80, 40]],
       growth: [76],
+    },
+    // Passes at NOW, +10 s, +20 s: the queue the third sees began at +15 s, after the second looked.
+    'a queue that began after the last pass saw one counts again: that one emptied between the passes': {
+      loads: [4, [44, 20, NOW + 5 * SECOND], [80, 40, NOW + 15 * SECOND]],
+      growth: [76],
+    },
+    'a queue waiting since before the last pass saw it is the same one, piling up': {
+      loads: [4, [44, 20, NOW + 5 * SECOND], [90, 66, NOW + 5 * SECOND]],
+      growth: [40],
     },
   };
   for (const [name, { loads, gapMs, growth }] of Object.entries(cases)) {

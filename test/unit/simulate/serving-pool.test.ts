@@ -18,6 +18,26 @@ describe('ServingPool', () => {
     assert.equal(pool.running + pool.waiting, 0);
   });
 
+  it('says since when requests wait without a break: a queue that empties and forms again is a new one', () => {
+    // One slot: the request of 0 s holds it to 3 s; the one of 1 s waits from 1 s to 3 s and holds it
+    // to 4 s; the one of 5 s finds it free; the one of 5.5 s waits from 5.5 s.
+    const pool = new ServingPool([
+      { at: 0, serviceMs: 3_000 },
+      { at: 1_000, serviceMs: 1_000 },
+      { at: 5_000, serviceMs: 2_000 },
+      { at: 5_500, serviceMs: 1_000 },
+    ]);
+    const since = (until: number) => {
+      pool.advance(until - 1_000, until, slots(1));
+      return pool.queueSince;
+    };
+    assert.deepEqual(
+      [since(1_000), since(2_000), since(3_000), since(4_000)],
+      [undefined, 1_000, 1_000, undefined],
+    );
+    assert.deepEqual([since(5_000), since(6_000)], [undefined, 5_500]);
+  });
+
   it('starts waiting requests on a replica that became ready between ticks', () => {
     const pool = new ServingPool([
       { at: 0, serviceMs: 60_000 },
