@@ -13,8 +13,16 @@ export const refreshEvery = (loadStaleMs: number) => Math.min(REFRESH_EVERY_MS, 
 /** A report that failed (the store is down) is tried again after this. */
 const RETRY_AFTER_MS = 1000;
 
-/** Sends one model's counts; resolves to the model's capacity at SLO, when the store knows it. */
-export type SendLoad = (model: string, inFlight: number, waiting: number) => Promise<number | undefined>;
+/**
+ * Sends one model's counts, and while some wait since when they have waited without a break (ms since
+ * epoch); resolves to the model's capacity at SLO, when the store knows it.
+ */
+export type SendLoad = (
+  model: string,
+  inFlight: number,
+  waiting: number,
+  waitingSince?: number,
+) => Promise<number | undefined>;
 /** Marks every report this gateway made fresh again (in one statement), every `everyMs`. */
 export interface RefreshLoad {
   everyMs: number;
@@ -24,6 +32,8 @@ export interface RefreshLoad {
 interface ModelCounts {
   inFlight: number;
   waiting: number;
+  /** When `waiting` last went from none to some (this.now()); none while none wait. */
+  waitingSince?: number;
   /** The total last sent, and when. */
   sent?: { total: number; at: number };
   /** The model's capacity at SLO, from the last answer. */
@@ -73,8 +83,12 @@ export class LoadReporter {
       counts = { inFlight: 0, waiting: 0, sending: false };
       this.models.set(model, counts);
     }
+    const waited = counts.waiting > 0;
     counts.inFlight += inFlight;
     counts.waiting += waiting;
+    // A queue that empties and fills again is a new one: the policy learns it as a new burst.
+    if (counts.waiting <= 0) counts.waitingSince = undefined;
+    else if (!waited) counts.waitingSince = this.now();
     this.schedule(model, counts);
   }
 
@@ -114,8 +128,9 @@ export class LoadReporter {
   private async flush(model: string, counts: ModelCounts) {
     counts.sending = true;
     const { inFlight, waiting } = counts;
+    const waitingSince = waiting > 0 ? counts.waitingSince : undefined;
     try {
-      counts.capacity = (await this.send(model, inFlight, waiting)) ?? counts.capacity;
+      counts.capacity = (await this.send(model, inFlight, waiting, waitingSince)) ?? counts.capacity;
       counts.sent = { total: inFlight + waiting, at: this.now() };
     } catch (error) {
       this.log.warn(`gateway: could not report the load of ${model}: ${String(error)}`);

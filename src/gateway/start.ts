@@ -46,11 +46,17 @@ export async function startGateway(options: {
   const health = new ReplicaHealth(config.gateway);
   const loadSignals = new LoadSignals(sql, options.reconcilers, config.policy, Date.now, log);
   const reporter = new LoadReporter(
-    async (model, inFlight, waiting) => {
+    async (model, inFlight, waiting, waitingSince) => {
       const route = table.current(model);
       if (!route) return undefined;
       const bounded = (count: number) => Math.min(count, MAX_REPORTED_REQUESTS);
-      const receipt = await loadSignals.report(route.model, source, bounded(inFlight), bounded(waiting));
+      const receipt = await loadSignals.report(
+        route.model,
+        source,
+        bounded(inFlight),
+        bounded(waiting),
+        waitingSince,
+      );
       return receipt.capacity_at_slo;
     },
     { everyMs: refreshEvery(config.policy.loadStaleMs), run: () => refreshLoadReports(sql, source) },

@@ -49,14 +49,28 @@ export class LoadSignals {
     this.pacer = new SignalPacer((model) => reconcilers.tell([model], 'loadChanged'), now, log);
   }
 
-  async report(model: Model, source: string, inFlight: number, waiting: number): Promise<LoadReceipt> {
+  /**
+   * Stores a source's counts; `waitingSince`: since when its requests have waited without a break (ms
+   * since epoch), when some wait and the source knows.
+   */
+  async report(
+    model: Model,
+    source: string,
+    inFlight: number,
+    waiting: number,
+    waitingSince?: number,
+  ): Promise<LoadReceipt> {
     const { sql } = this;
     const at = this.now();
-    await putLoadReport(sql, model.name, source, inFlight, waiting, {
-      now: at,
-      staleMs: this.settings.loadStaleMs,
-      maxSources: this.settings.loadSourcesMax,
-    });
+    await putLoadReport(
+      sql,
+      model.name,
+      source,
+      inFlight,
+      waiting,
+      { now: at, staleMs: this.settings.loadStaleMs, maxSources: this.settings.loadSourcesMax },
+      waitingSince,
+    );
     const [replicas, measurements, load] = await Promise.all([
       listReplicas(sql, { model: model.name, activeOnly: true }),
       listMeasurements(sql, model.name),

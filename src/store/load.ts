@@ -22,11 +22,15 @@ export async function putLoadReport(
   inFlight: number,
   waiting: number,
   bounds: LoadBounds,
+  waitingSince?: number,
 ) {
+  // Since when its requests wait: only while some do, and only when the source says.
+  const since = waiting > 0 && waitingSince !== undefined ? new Date(waitingSince) : null;
   // A fresh source reporting again, as gateways do every second or so, adds no source: one statement.
   const [again] = await sql`
     with expired as (${deleteExpired(sql, model, source, bounds)})
-    update load_reports set in_flight = ${inFlight}, waiting = ${waiting}, reported_at = now()
+    update load_reports set in_flight = ${inFlight}, waiting = ${waiting}, waiting_since = ${since},
+      reported_at = now()
     where model = ${model} and source = ${source} and reported_at >= ${expiry(bounds)}
     returning source`;
   if (again) return;
@@ -43,10 +47,10 @@ export async function putLoadReport(
       );
     }
     await tx`
-      insert into load_reports (model, source, in_flight, waiting, reported_at)
-      values (${model}, ${source}, ${inFlight}, ${waiting}, now())
+      insert into load_reports (model, source, in_flight, waiting, waiting_since, reported_at)
+      values (${model}, ${source}, ${inFlight}, ${waiting}, ${since}, now())
       on conflict (model, source) do update set in_flight = excluded.in_flight, waiting = excluded.waiting,
-        reported_at = excluded.reported_at`;
+        waiting_since = excluded.waiting_since, reported_at = excluded.reported_at`;
     await deleteExpired(tx, model, source, bounds);
   });
 }
@@ -62,7 +66,8 @@ const expiry = ({ now, staleMs }: LoadBounds) => new Date(now - staleMs);
  * The load of each model: the latest report of each source, summed over the sources that are fresh at
  * `now`. Gateways (`gateway:*`) and replicas (`replica:*`) count the same requests, once each: so the
  * load is the larger of the gateways' sum and the other sources' sum, never both. When none is fresh
- * the newest stale figures are returned, and the policy sees them as stale.
+ * the newest stale figures are returned, and the policy sees them as stale. A sum's `waiting_since` is
+ * the earliest of its waiting sources', and unknown (left out) when one of them did not say.
  */
 export async function readLoad(
   sql: Sql,
@@ -71,14 +76,27 @@ export async function readLoad(
   model?: string,
 ): Promise<Record<string, Load>> {
   const rows = await sql<
-    { model: string; source: string; in_flight: number; waiting: number; reported_at: Date }[]
+    {
+      model: string;
+      source: string;
+      in_flight: number;
+      waiting: number;
+      waiting_since: Date | null;
+      reported_at: Date;
+    }[]
   >`
-    select model, source, in_flight, waiting, reported_at from load_reports ${model ? sql`where model = ${model}` : sql``}`;
-  const fresh = new Map<string, { gateways?: Load; others?: Load }>();
-  const newest = new Map<string, Load>();
+    select model, source, in_flight, waiting, waiting_since, reported_at
+    from load_reports ${model ? sql`where model = ${model}` : sql``}`;
+  const fresh = new Map<string, { gateways?: Summed; others?: Summed }>();
+  const newest = new Map<string, Summed>();
   for (const row of rows) {
     const at = row.reported_at.getTime();
-    const report = { in_flight: row.in_flight, waiting: row.waiting, reported_at: at };
+    const report: Summed = {
+      in_flight: row.in_flight,
+      waiting: row.waiting,
+      reported_at: at,
+      ...(row.waiting > 0 && { since: row.waiting_since?.getTime() ?? null }),
+    };
     if (now - at <= staleMs) {
       const sums = fresh.get(row.model) ?? {};
       const kind = row.source.startsWith(GATEWAY_SOURCE) ? 'gateways' : 'others';
@@ -88,14 +106,32 @@ export async function readLoad(
       newest.set(row.model, report);
     }
   }
-  const larger = ({ gateways, others }: { gateways?: Load; others?: Load }): Load => {
+  const larger = ({ gateways, others }: { gateways?: Summed; others?: Summed }): Summed => {
     if (!gateways || !others) return (gateways ?? others)!;
     const total = (load: Load) => load.in_flight + load.waiting;
     const reported_at = Math.max(gateways.reported_at, others.reported_at);
     return { ...(total(gateways) >= total(others) ? gateways : others), reported_at };
   };
-  return Object.fromEntries([...newest, ...[...fresh].map(([name, sums]) => [name, larger(sums)] as const)]);
+  return Object.fromEntries(
+    [...newest, ...[...fresh].map(([name, sums]) => [name, larger(sums)] as const)].map(
+      ([name, sum]) => [name, loadOf(sum)] as const,
+    ),
+  );
 }
+
+/**
+ * A sum of reports, and since when its requests wait (ms since epoch): left out when none wait, null
+ * when one that waits did not say since when.
+ */
+type Summed = Load & { since?: number | null };
+
+/** The load a sum shows: `waiting_since` only when every source that waits said since when. */
+const loadOf = ({ since, ...load }: Summed): Load =>
+  typeof since === 'number' ? { ...load, waiting_since: since } : load;
+
+/** The earlier of two times requests wait since: unknown when either is (null), none when neither waits. */
+const earliest = (a: number | null | undefined, b: number | null | undefined) =>
+  a === null || b === null ? null : a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
 /**
  * Marks every report of `source` fresh again, in one statement: a gateway's counts stand until it says
@@ -109,11 +145,15 @@ export async function refreshLoadReports(sql: Sql, source: string): Promise<void
 export const GATEWAY_SOURCE = 'gateway:';
 
 /** Each report is bounded, and so is their sum: many sources make no more load than one may. */
-const added = (sum: Load, report: Load): Load => ({
-  in_flight: Math.min(sum.in_flight + report.in_flight, MAX_REPORTED_REQUESTS),
-  waiting: Math.min(sum.waiting + report.waiting, MAX_REPORTED_REQUESTS),
-  reported_at: Math.max(sum.reported_at, report.reported_at),
-});
+const added = (sum: Summed, report: Summed): Summed => {
+  const since = earliest(sum.since, report.since);
+  return {
+    in_flight: Math.min(sum.in_flight + report.in_flight, MAX_REPORTED_REQUESTS),
+    waiting: Math.min(sum.waiting + report.waiting, MAX_REPORTED_REQUESTS),
+    reported_at: Math.max(sum.reported_at, report.reported_at),
+    ...(since !== undefined && { since }),
+  };
+};
 
 /** Forgets a source's report (a replica that stopped reports nothing any more). */
 export async function deleteLoadReport(sql: Sql, model: string, source: string) {

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { authorize, permits } from '../../auth/guard.ts';
-import { LOAD_COUNTS, LoadReceiptSchema } from '../../contracts/schemas/load.ts';
+import { LOAD_COUNTS, LoadReceiptSchema, sinceOnlyWhenWaiting } from '../../contracts/schemas/load.ts';
 import { ObjectNameSchema } from '../../contracts/schemas/names.ts';
 import { LoadSignals } from '../../reconcilers/load-signals.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -18,6 +18,7 @@ const LoadReportSchema = z
       })
       .default('default'),
   })
+  .superRefine(sinceOnlyWhenWaiting)
   .openapi('LoadReport');
 
 /** Gateways report requests in flight; LoadSignals stores the report and wakes the reconciler when it matters. */
@@ -44,7 +45,13 @@ export function loadRouter(deps: ApiDeps) {
       const report = c.req.valid('json');
       const model = await existingModelInView(c, sql, name, 'report-load');
       await authorize(c, 'report-load', { scope: model.owner, model: name });
-      const receipt = await loadSignals.report(model, report.source, report.in_flight, report.waiting);
+      const receipt = await loadSignals.report(
+        model,
+        report.source,
+        report.in_flight,
+        report.waiting,
+        report.waiting_since,
+      );
       return c.json(receipt, 202);
     },
   );

@@ -2428,6 +2428,8 @@ export interface components {
       in_flight: number;
       /** @default 0 */
       waiting?: number;
+      /** @description since when requests have waited without a break (ms since the epoch), when some wait: a queue that began after the reconciler last saw requests waiting is a new burst */
+      waiting_since?: number;
       /** @default default */
       source?: string;
     };
@@ -2551,6 +2553,8 @@ export interface components {
       in_flight: number;
       /** @default 0 */
       waiting?: number;
+      /** @description since when requests have waited without a break (ms since the epoch), when some wait: a queue that began after the reconciler last saw requests waiting is a new burst */
+      waiting_since?: number;
     };
     /** @description how engines run on nodes: an engine kind, its command line template, its environment, and the parameters an operator may set */
     RuntimeInput: {

@@ -8,23 +8,25 @@ import {
 } from '../../../src/gateway/load-reporter.ts';
 
 /**
- * A reporter on mocked timers; `sent` lists each report as [ms since start, in flight, waiting], and
- * `refreshed` when every report was marked fresh.
+ * A reporter on mocked timers; `sent` lists each report as [ms since start, in flight, waiting],
+ * `since` each report's waitingSince, and `refreshed` when every report was marked fresh.
  */
 function setUp(capacity?: number, failFirst = false) {
   const sent: [number, number, number][] = [];
+  const since: (number | undefined)[] = [];
   const refreshed: number[] = [];
   let failures = failFirst ? 1 : 0;
   const reporter = new LoadReporter(
-    async (_model, inFlight, waiting) => {
+    async (_model, inFlight, waiting, waitingSince) => {
       if (failures-- > 0) throw new Error('store down');
       sent.push([Date.now(), inFlight, waiting]);
+      since.push(waitingSince);
       return capacity;
     },
     { everyMs: REFRESH_EVERY_MS, run: async () => void refreshed.push(Date.now()) },
     { warn() {} },
   );
-  return { reporter, sent, refreshed };
+  return { reporter, sent, since, refreshed };
 }
 
 /** Moves the mocked clock on, letting the reports' promises settle on the way. */
@@ -148,5 +150,42 @@ describe('LoadReporter', () => {
     reporter.change('m', 2, 0);
     await pass(1100);
     assert.deepEqual(sent, [[1000, 2, 0]]);
+  });
+
+  it('sends since when requests wait: from the moment the first began to, kept while any wait, dropped when none do; the next queue gets its own', async () => {
+    const { reporter, sent, since } = setUp();
+    reporter.change('m', 1, 0);
+    await pass(100);
+    reporter.change('m', 0, 1); // 100: a queue begins
+    await pass(200);
+    reporter.change('m', 0, 1); // 300: it grows
+    await pass(300);
+    reporter.change('m', 1, -2); // 600: it empties (one ends, both waiting get a slot)
+    await pass(300);
+    reporter.change('m', 0, 1); // 900: a new queue
+    await pass(200);
+    reporter.change('m', 1, -1); // 1100: it empties, with nothing to report (the total holds)...
+    await pass(50);
+    reporter.change('m', 0, 1); // 1150: ...and another begins before the next report
+    await pass(REPORT_GAP_MS);
+    assert.deepEqual(sent, [
+      [0, 1, 0],
+      [REPORT_GAP_MS, 1, 1],
+      [2 * REPORT_GAP_MS, 1, 2],
+      [3 * REPORT_GAP_MS, 2, 0],
+      [4 * REPORT_GAP_MS, 2, 1],
+      [5 * REPORT_GAP_MS, 3, 1],
+    ]);
+    assert.deepEqual(since, [undefined, 100, 100, undefined, 900, 1150]);
+  });
+
+  it('sends no time once none wait, though the report of them waiting failed', async () => {
+    const { reporter, sent, since } = setUp(undefined, true);
+    reporter.change('m', 0, 2); // 0: sent, and refused
+    await pass(500);
+    reporter.change('m', 2, -2); // 500: both got a slot; what it tries next says none wait
+    await pass(600);
+    assert.deepEqual(sent, [[500, 2, 0]]);
+    assert.deepEqual(since, [undefined]);
   });
 });

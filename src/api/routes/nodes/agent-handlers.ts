@@ -39,11 +39,11 @@ export function agentHandlers(deps: ApiDeps) {
 
   const load: RouteHandler<typeof replicaLoadRoute> = async (c) => {
     const { name, id } = c.req.valid('param');
-    const { in_flight, waiting } = c.req.valid('json');
+    const { in_flight, waiting, waiting_since } = c.req.valid('json');
     const replica = await getReplica(sql, id);
     const model = replica?.node === name ? await getModel(sql, replica.model) : undefined;
     if (!model) throw new NotFound(`node ${name} holds no replica "${id}"`);
-    const receipt = await loadSignals.report(model, `replica:${id}`, in_flight, waiting);
+    const receipt = await loadSignals.report(model, `replica:${id}`, in_flight, waiting, waiting_since);
     return c.json(receipt, 202);
   };
 

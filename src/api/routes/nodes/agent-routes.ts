@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { permitsNode } from '../../../auth/guard.ts';
-import { LOAD_COUNTS, LoadReceiptSchema } from '../../../contracts/schemas/load.ts';
+import { LOAD_COUNTS, LoadReceiptSchema, sinceOnlyWhenWaiting } from '../../../contracts/schemas/load.ts';
 import { ObjectNameSchema } from '../../../contracts/schemas/names.ts';
 import { NODE_STATES, REPLICA_STATES } from '../../../domain/cluster.ts';
 import { jsonBody } from '../../http.ts';
@@ -69,7 +69,7 @@ export const replicaReportRoute = createRoute({
   },
 });
 
-const EngineLoadSchema = z.strictObject(LOAD_COUNTS).openapi('EngineLoad');
+const EngineLoadSchema = z.strictObject(LOAD_COUNTS).superRefine(sinceOnlyWhenWaiting).openapi('EngineLoad');
 
 export const replicaLoadRoute = createRoute({
   middleware: [permitsNode('run-node'), jsonBody(1024)] as const,
