@@ -127,8 +127,7 @@ export class LoadReporter {
 
   private async flush(model: string, counts: ModelCounts) {
     counts.sending = true;
-    const { inFlight, waiting } = counts;
-    const waitingSince = waiting > 0 ? counts.waitingSince : undefined;
+    const { inFlight, waiting, waitingSince } = counts;
     try {
       counts.capacity = (await this.send(model, inFlight, waiting, waitingSince)) ?? counts.capacity;
       counts.sent = { total: inFlight + waiting, at: this.now() };

@@ -29,6 +29,6 @@ export function loadReading(
   return {
     inFlight: load.in_flight + load.waiting,
     waiting: load.waiting,
-    ...(load.waiting > 0 && load.waiting_since !== undefined && { waitingSince: load.waiting_since }),
+    ...(load.waiting_since !== undefined && { waitingSince: load.waiting_since }),
   };
 }

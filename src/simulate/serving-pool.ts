@@ -26,8 +26,7 @@ export class ServingPool {
   private readonly queue: number[] = [];
   private queueHead = 0;
   private next = 0;
-  /** Since when requests have waited without a break (the queue last went from empty to not); undefined: none wait. */
-  queueSince: number | undefined;
+  private since: number | undefined;
   /** Queueing delay of each request that started, by index; NaN while it has not. */
   readonly waits: Float64Array;
 
@@ -37,6 +36,11 @@ export class ServingPool {
 
   get running(): number {
     return this.ends.size();
+  }
+
+  /** Since when requests have waited without a break (the queue last went from empty to not); undefined: none wait. */
+  get queueSince(): number | undefined {
+    return this.since;
   }
 
   get waiting(): number {
@@ -100,8 +104,8 @@ export class ServingPool {
       this.onReplica.set(replica, (this.onReplica.get(replica) ?? 0) + 1);
       this.ends.push({ at: at + this.requests[index].serviceMs, seq: this.started++, replica });
     }
-    if (this.waiting === 0) this.queueSince = undefined;
-    else this.queueSince ??= at;
+    if (this.waiting === 0) this.since = undefined;
+    else this.since ??= at;
     if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
       this.queue.splice(0, this.queueHead);
       this.queueHead = 0;

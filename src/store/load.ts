@@ -114,7 +114,7 @@ export async function readLoad(
   };
   return Object.fromEntries(
     [...newest, ...[...fresh].map(([name, sums]) => [name, larger(sums)] as const)].map(
-      ([name, sum]) => [name, loadOf(sum)] as const,
+      ([name, sum]) => [name, asLoad(sum)] as const,
     ),
   );
 }
@@ -126,12 +126,15 @@ export async function readLoad(
 type Summed = Load & { since?: number | null };
 
 /** The load a sum shows: `waiting_since` only when every source that waits said since when. */
-const loadOf = ({ since, ...load }: Summed): Load =>
+const asLoad = ({ since, ...load }: Summed): Load =>
   typeof since === 'number' ? { ...load, waiting_since: since } : load;
 
 /** The earlier of two times requests wait since: unknown when either is (null), none when neither waits. */
-const earliest = (a: number | null | undefined, b: number | null | undefined) =>
-  a === null || b === null ? null : a === undefined ? b : b === undefined ? a : Math.min(a, b);
+function earliest(a: number | null | undefined, b: number | null | undefined): number | null | undefined {
+  if (a === null || b === null) return null;
+  if (a === undefined || b === undefined) return a ?? b;
+  return Math.min(a, b);
+}
 
 /**
  * Marks every report of `source` fresh again, in one statement: a gateway's counts stand until it says
